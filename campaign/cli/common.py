@@ -1,0 +1,35 @@
+"""What every command shares: the --db option and the error-to-exit-code mapping."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+
+import click
+
+from campaign.errors import CampaignError, Interrupted, UsageProblem
+
+EXIT_INTERRUPTED = 130
+
+db_option = click.option(
+    "--db",
+    "db",
+    envvar="CAMPAIGN_DB",
+    metavar="URL|PATH",
+    help="Store: a SQLAlchemy URL or a SQLite file path (default: $CAMPAIGN_DB, else ~/.local/share/campaign/campaign.db).",
+)
+
+
+@contextlib.contextmanager
+def core_errors() -> Iterator[None]:
+    """Turn the engine's exceptions into click's: usage problems exit 2, the rest 1."""
+    try:
+        yield
+    except Interrupted as exc:
+        click.echo(f"interrupted: {exc}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except UsageProblem as exc:
+        raise click.UsageError(str(exc)) from None
+    except CampaignError as exc:
+        raise click.ClickException(str(exc)) from None

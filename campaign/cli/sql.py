@@ -1,0 +1,20 @@
+"""`campaign sql`: read-only ad-hoc SQL over the store."""
+
+from __future__ import annotations
+
+import click
+
+from campaign.cli.common import core_errors, db_option
+from campaign.store.query import format_rows, run_readonly
+
+
+@click.command()
+@click.argument("statement")
+@db_option
+@click.option("--json", "fmt", flag_value="json", help="Rows as a JSON array of objects.")
+@click.option("--csv", "fmt", flag_value="csv", help="Rows as CSV with a header line.")
+def sql(statement: str, db: str | None, fmt: str | None) -> None:
+    """Run one read-only SQL statement against the store and print the rows."""
+    with core_errors():
+        columns, rows = run_readonly(db, statement)
+    click.echo(format_rows(columns, rows, fmt or "table"), nl=False)

@@ -1,0 +1,51 @@
+"""Spend: per-trial completeness and the gates that stop paid calls.
+
+Local accounting cannot stop an in-flight request from overshooting; the
+operator's external hard cap remains mandatory. These gates only decide whether
+the *next* attempt may start.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from campaign.agents.record import AgentRecord, turn_usage_matched
+
+
+def spend_complete(record: AgentRecord, *, flush_complete: bool | None, profiling: bool) -> bool:
+    """The spec's per-trial spend_complete.
+
+    Cost reported by the client, the profiler flush completed when profiling is
+    on, and one-to-one matched request/terminal-usage identities for every
+    completed parent turn with numeric counters. Anything less is incomplete and
+    keeps whatever partial numeric cost was seen.
+    """
+    if record.cost_usd is None or not record.cost_reported:
+        return False
+    if profiling and flush_complete is not True:
+        return False
+    return turn_usage_matched(record)
+
+
+@dataclass(frozen=True)
+class SpendLimits:
+    max_spend_usd: float
+    per_attempt_ceiling_usd: float
+
+    def __post_init__(self) -> None:
+        for name in ("max_spend_usd", "per_attempt_ceiling_usd"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be positive and finite")
+        if self.per_attempt_ceiling_usd > self.max_spend_usd:
+            raise ValueError("per_attempt_spend_ceiling_usd must not exceed max_spend_usd")
+
+
+def budget_allows_next(measured_spend_usd: float, limits: SpendLimits) -> bool:
+    """Measured spend plus the next attempt's ceiling must stay within the maximum."""
+    return measured_spend_usd + limits.per_attempt_ceiling_usd <= limits.max_spend_usd
+
+
+def exceeded_ceiling(cost_usd: float | None, limits: SpendLimits) -> bool:
+    return cost_usd is not None and cost_usd > limits.per_attempt_ceiling_usd

@@ -1,0 +1,1 @@
+"""The relational store: models, engine factory, migrations and the repository."""

@@ -1,0 +1,105 @@
+"""Engine factory: URL resolution and the SQLite pragmas every connection needs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+from campaign.errors import StoreError, UsageProblem
+
+DB_ENV = "CAMPAIGN_DB"
+BUSY_TIMEOUT_MS = 30_000
+
+
+def default_db_path() -> Path:
+    """Outside any source checkout, so the store never changes a source digest."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "campaign" / "campaign.db"
+
+
+def resolve_url(db: str | None, *, must_exist: bool = False) -> URL:
+    """Turn ``--db`` (a SQLAlchemy URL or a plain file path) into a URL.
+
+    With ``must_exist`` a SQLite file that is not there is an error instead of
+    being created: read-only commands must not leave an empty store behind.
+    """
+    raw = db or os.environ.get(DB_ENV) or str(default_db_path())
+    if "://" in raw:
+        try:
+            url = make_url(raw)
+        except ArgumentError as exc:
+            raise UsageProblem(f"{raw!r} is not a SQLAlchemy URL ({exc}); give a file path or a URL such as sqlite:///campaign.db", option="--db") from None
+    else:
+        url = URL.create("sqlite", database=str(Path(raw).expanduser().resolve()))
+    if url.get_backend_name() == "sqlite":
+        database = url.database
+        if not database or database == ":memory:":
+            raise UsageProblem("an in-memory SQLite store would lose every trial; give a file path", option="--db")
+        path = Path(database).expanduser()
+        if must_exist and not path.exists():
+            raise UsageProblem(f"no store at {path}; run `campaign db upgrade --db {raw}` first or check the path", option="--db")
+        if path.exists() and not os.access(path, os.R_OK):
+            raise UsageProblem(f"the store {path} is not readable", option="--db")
+        if not path.exists() and not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+    return url
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    # Ledger and attempt rows are the evidence; lose none of them to a power cut.
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.close()
+
+
+def _sqlite_readonly_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA query_only=ON")
+    cursor.close()
+
+
+def make_engine(url: URL, *, readonly: bool = False) -> Engine:
+    """An engine for ``url``; ``readonly`` opens SQLite files with ``mode=ro``.
+
+    Read-only is enforced by the database, not by inspecting SQL text, so no
+    statement given to ``campaign sql`` can change the store.
+    """
+    if readonly and url.get_backend_name() == "sqlite":
+        url = URL.create("sqlite", database=f"file:{url.database}?mode=ro", query={"uri": "true"})
+    try:
+        engine = create_engine(url)
+    except (NoSuchModuleError, ArgumentError, ImportError) as exc:
+        raise UsageProblem(f"cannot use {url.render_as_string(hide_password=True)!r}: {exc}", option="--db") from None
+    if engine.dialect.name == "sqlite" and readonly:
+        event.listen(engine, "connect", _sqlite_readonly_pragmas)
+    elif engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+        # pysqlite's own transaction handling defers BEGIN; take the lock at BEGIN
+        # so compare-and-set admission never races on a stale read.
+        @event.listens_for(engine, "begin")
+        def _begin_immediate(conn):  # pragma: no cover - exercised by every write
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        @event.listens_for(engine, "connect")
+        def _no_implicit_begin(dbapi_connection, _record):
+            dbapi_connection.isolation_level = None
+
+    return engine
+
+
+def describe(url: URL) -> str:
+    """A printable location without credentials."""
+    if url.get_backend_name() == "sqlite":
+        return str(url.database)
+    return url.render_as_string(hide_password=True)
+
+
+__all__ = ["DB_ENV", "StoreError", "default_db_path", "describe", "make_engine", "resolve_url"]

@@ -1,0 +1,190 @@
+"""Schema ownership: alembic config built in code, revision checks, upgrade, backup.
+
+A store is opened only at head. An empty store is brought to head through the
+migrations (never ``create_all``); an older one is refused with the command that
+upgrades it; a newer one is refused outright.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import tempfile
+from pathlib import Path
+
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, inspect, text
+from sqlalchemy.engine import URL
+
+from campaign.errors import SchemaAhead, SchemaBehind, StoreError, UsageProblem
+from campaign.store.base import Base
+from campaign.store.engine import describe, make_engine, resolve_url
+
+
+def migrations_dir() -> Path:
+    """Installed wheels carry ``campaign.migrations``; a source checkout has ``migrations/``."""
+    spec = importlib.util.find_spec("campaign.migrations")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(__file__).resolve().parents[2] / "migrations"
+
+
+def alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    return config
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None, "the migrations directory has no revisions"
+    return head
+
+
+def known_revisions() -> set[str]:
+    return {rev.revision for rev in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def _is_empty(engine: Engine) -> bool:
+    return not inspect(engine).get_table_names()
+
+
+def upgrade_engine(engine: Engine, revision: str = "head") -> None:
+    config = alembic_config()
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)
+
+
+def schema_state(engine: Engine) -> str:
+    """'empty', 'head', 'behind' or 'ahead'."""
+    if _is_empty(engine):
+        return "empty"
+    current = current_revision(engine)
+    if current == head_revision():
+        return "head"
+    if current is None or current in known_revisions():
+        return "behind"
+    return "ahead"
+
+
+def open_store(db: str | None, *, create: bool = True) -> Engine:
+    """Engine for a store at head; migrates an empty store, refuses any other."""
+    url = resolve_url(db, must_exist=not create)
+    engine = make_engine(url)
+    try:
+        state = schema_state(engine)
+    except Exception as exc:  # a file that is not a database, a refused connection
+        engine.dispose()
+        raise StoreError(f"cannot open the store at {describe(url)}: {exc.__class__.__name__}") from None
+    if state == "empty":
+        if not create:
+            engine.dispose()
+            raise UsageProblem(f"{describe(url)} holds no campaign store; run `campaign db upgrade`", option="--db")
+        upgrade_engine(engine)
+    elif state == "behind":
+        engine.dispose()
+        raise SchemaBehind(f"the store at {describe(url)} is at an older schema; run `campaign db upgrade` (it takes a backup first)")
+    elif state == "ahead":
+        engine.dispose()
+        raise SchemaAhead(f"the store at {describe(url)} was written by a newer campaign (revision {current_revision(engine)}); upgrade campaign, do not downgrade the store")
+    return engine
+
+
+def drift(engine: Engine) -> list[str]:
+    """Differences between the models and the migrated schema (empty when in sync)."""
+    with engine.connect() as conn:
+        ctx = MigrationContext.configure(conn, opts={"compare_type": True})
+        return [repr(diff) for diff in compare_metadata(ctx, Base.metadata)]
+
+
+def check_models_against_migrations(db: str | None = None) -> list[str]:
+    """Drift between the models and a fresh store migrated to head; and the given store."""
+    with tempfile.TemporaryDirectory(prefix="campaign-check-") as tmp:
+        fresh = make_engine(URL.create("sqlite", database=str(Path(tmp) / "check.db")))
+        try:
+            upgrade_engine(fresh)
+            problems = [f"migrations: {line}" for line in drift(fresh)]
+        finally:
+            fresh.dispose()
+    if db:
+        engine = open_store(db, create=False)
+        try:
+            problems += [f"store: {line}" for line in drift(engine)]
+        finally:
+            engine.dispose()
+    return problems
+
+
+def schema_sql() -> str:
+    """The CREATE statements of a fresh store at head: the documented schema."""
+    with tempfile.TemporaryDirectory(prefix="campaign-schema-") as tmp:
+        fresh = make_engine(URL.create("sqlite", database=str(Path(tmp) / "schema.db")))
+        try:
+            upgrade_engine(fresh)
+            with fresh.connect() as conn:
+                rows = conn.exec_driver_sql(
+                    "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type DESC, name"
+                ).all()
+        finally:
+            fresh.dispose()
+    statements = ("\n".join(line.rstrip() for line in row[0].strip().splitlines()) + ";" for row in rows)
+    return "\n\n".join(statements) + "\n"
+
+
+def backup(engine: Engine, dest: Path) -> Path:
+    """A consistent copy of a SQLite store (``VACUUM INTO`` sees one snapshot)."""
+    if engine.dialect.name != "sqlite":
+        raise UsageProblem("backup copies SQLite stores only; use your database's own tools (pg_dump) for others", option="--db")
+    dest = Path(dest).expanduser().resolve()
+    if dest.exists():
+        raise UsageProblem(f"{dest} already exists; choose a new backup path", option="--output")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # VACUUM cannot run inside a transaction, so bypass SQLAlchemy's autobegin.
+    raw = engine.raw_connection()
+    try:
+        raw.driver_connection.execute("VACUUM INTO ?", (str(dest),))
+    finally:
+        raw.close()
+    return dest
+
+
+def default_backup_path(url: URL) -> Path:
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    return Path(str(url.database) + f".backup-{stamp}")
+
+
+def upgrade_store(db: str | None) -> tuple[str | None, str, Path | None]:
+    """Bring a store to head, backing up a non-empty SQLite store first.
+
+    Returns (revision before, revision after, backup path or None).
+    """
+    url = resolve_url(db)
+    engine = make_engine(url)
+    try:
+        state = schema_state(engine)
+        before = None if state == "empty" else current_revision(engine)
+        if state == "ahead":
+            raise SchemaAhead(f"the store at {describe(url)} is at revision {before}, newer than this campaign's head {head_revision()}; upgrade campaign instead")
+        saved = None
+        if state == "behind" and engine.dialect.name == "sqlite":
+            saved = backup(engine, default_backup_path(url))
+        if state != "head":
+            upgrade_engine(engine)
+        return before, head_revision(), saved
+    finally:
+        engine.dispose()
+
+
+def ping(engine: Engine) -> None:
+    with engine.connect() as conn:
+        conn.execute(text("SELECT 1"))

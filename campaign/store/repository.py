@@ -1,0 +1,249 @@
+"""Every query the engine makes. State changes are compare-and-set updates.
+
+Functions take an Engine and open their own short transaction, so each state
+change is durable the moment the function returns (ledger rows above all: a
+process may exec only after its row is committed).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, func, select, update
+from sqlalchemy.orm import Session
+
+from campaign.errors import ConflictError
+from campaign.schedule import ScheduledTrial
+from campaign.store.models import Attempt, Campaign, LedgerEntry, Trial
+
+Clock = Callable[[], dt.datetime]
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+@dataclass(frozen=True)
+class NewCampaign:
+    kind: str
+    state: str
+    live: bool
+    agent: str
+    seed: int
+    experiment: Mapping[str, Any]
+    experiment_digest: str
+    plan_digest: str | None = None
+    approved_plan_digest: str | None = None
+    deadline_at: dt.datetime | None = None
+
+
+def create_campaign(
+    engine: Engine,
+    new: NewCampaign,
+    trials: Sequence[ScheduledTrial],
+    *,
+    model: str,
+    default_provider: str,
+    clock: Clock = utcnow,
+) -> int:
+    """Insert the campaign and its whole schedule in one transaction."""
+    now = clock()
+    with Session(engine) as session, session.begin():
+        row = Campaign(
+            kind=new.kind,
+            state=new.state,
+            live=new.live,
+            agent=new.agent,
+            seed=new.seed,
+            experiment_json=json.dumps(new.experiment, sort_keys=True),
+            experiment_digest=new.experiment_digest,
+            plan_digest=new.plan_digest,
+            approved_plan_digest=new.approved_plan_digest,
+            scheduled_count=len(trials),
+            created_at=now,
+            deadline_at=new.deadline_at,
+        )
+        session.add(row)
+        session.flush()
+        session.add_all(
+            Trial(
+                campaign_id=row.id,
+                pair_id=t.pair_id,
+                trial_id=t.trial_id,
+                provider=t.provider or default_provider,
+                model=model,
+                task=t.task,
+                variant=t.variant,
+                repetition=t.repetition,
+                pair_order=t.pair_order,
+                position=t.position,
+                status="scheduled",
+                updated_at=now,
+            )
+            for t in trials
+        )
+        return row.id
+
+
+def get_campaign(engine: Engine, campaign_id: int) -> Campaign | None:
+    with Session(engine, expire_on_commit=False) as session:
+        return session.get(Campaign, campaign_id)
+
+
+def latest_campaign(engine: Engine, kind: str | None = None) -> Campaign | None:
+    stmt = select(Campaign).order_by(Campaign.id.desc()).limit(1)
+    if kind:
+        stmt = stmt.where(Campaign.kind == kind)
+    with Session(engine, expire_on_commit=False) as session:
+        return session.scalars(stmt).first()
+
+
+def trials_in_order(engine: Engine, campaign_id: int) -> list[Trial]:
+    stmt = select(Trial).where(Trial.campaign_id == campaign_id).order_by(Trial.position)
+    with Session(engine, expire_on_commit=False) as session:
+        return list(session.scalars(stmt))
+
+
+def set_campaign_state(
+    engine: Engine,
+    campaign_id: int,
+    *,
+    expected: Iterable[str],
+    state: str,
+    stop_reason: str | None = None,
+    completion: Mapping[str, Any] | None = None,
+    clock: Clock = utcnow,
+) -> None:
+    values: dict[str, Any] = {"state": state}
+    if stop_reason is not None:
+        values["stop_reason"] = stop_reason
+    if completion is not None:
+        values["completion_json"] = json.dumps(completion, sort_keys=True)
+    if state == "running":
+        values["started_at"] = clock()
+    if state in ("stopped", "completed", "interrupted"):
+        values["finished_at"] = clock()
+    _cas(engine, update(Campaign).where(Campaign.id == campaign_id, Campaign.state.in_(tuple(expected))).values(**values), f"campaign {campaign_id}")
+
+
+def admit_trial(engine: Engine, trial_pk: int, clock: Clock = utcnow) -> bool:
+    """scheduled -> admitted; False when another runner admitted it first."""
+    stmt = update(Trial).where(Trial.id == trial_pk, Trial.status == "scheduled").values(status="admitted", updated_at=clock())
+    with engine.begin() as conn:
+        return conn.execute(stmt).rowcount == 1
+
+
+def mark_not_attempted(engine: Engine, trial_pk: int, reason: str, clock: Clock = utcnow) -> bool:
+    stmt = (
+        update(Trial)
+        .where(Trial.id == trial_pk, Trial.status == "scheduled")
+        .values(status="not_attempted", not_attempted_reason=reason, updated_at=clock())
+    )
+    with engine.begin() as conn:
+        return conn.execute(stmt).rowcount == 1
+
+
+def start_attempt(engine: Engine, trial: Trial, clock: Clock = utcnow, **fields: Any) -> int:
+    """The attempt row exists (status running) before any process is spawned for it."""
+    with Session(engine) as session, session.begin():
+        seq = session.scalar(select(func.coalesce(func.max(Attempt.seq), 0)).where(Attempt.campaign_id == trial.campaign_id)) + 1
+        row = Attempt(campaign_id=trial.campaign_id, trial_pk=trial.id, seq=seq, status="running", started_at=clock(), **fields)
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+def update_attempt(engine: Engine, attempt_id: int, *, expected: str = "running", **fields: Any) -> None:
+    """Record observed facts on a running attempt (counters as soon as they are seen)."""
+    _cas(engine, update(Attempt).where(Attempt.id == attempt_id, Attempt.status == expected).values(**fields), f"attempt {attempt_id}")
+
+
+def finish_attempt(engine: Engine, attempt_id: int, trial_pk: int, *, status: str = "finished", clock: Clock = utcnow, **fields: Any) -> None:
+    """running -> finished|interrupted, and its trial admitted -> finished, atomically."""
+    with engine.begin() as conn:
+        done = conn.execute(
+            update(Attempt).where(Attempt.id == attempt_id, Attempt.status == "running").values(status=status, ended_at=clock(), **fields)
+        ).rowcount
+        moved = conn.execute(update(Trial).where(Trial.id == trial_pk, Trial.status == "admitted").values(status="finished", updated_at=clock())).rowcount
+        if done != 1 or moved != 1:
+            raise ConflictError(f"attempt {attempt_id} or its trial changed under us; refusing to overwrite")
+
+
+def get_attempt(engine: Engine, attempt_id: int) -> Attempt | None:
+    with Session(engine, expire_on_commit=False) as session:
+        return session.get(Attempt, attempt_id)
+
+
+def attempts_for(engine: Engine, campaign_id: int) -> list[Attempt]:
+    stmt = select(Attempt).where(Attempt.campaign_id == campaign_id).order_by(Attempt.seq)
+    with Session(engine, expire_on_commit=False) as session:
+        return list(session.scalars(stmt))
+
+
+@dataclass(frozen=True)
+class LedgerMember:
+    """The birth-bound identity of one owned process."""
+
+    role: str
+    pid: int
+    start_ticks: int
+    boot_id: str
+    pid_ns: str | None
+    pgid: int | None
+    discovered: bool = False
+
+
+def record_ledger(engine: Engine, attempt_id: int, member: LedgerMember, clock: Clock = utcnow) -> int:
+    """Commit one ownership proof; the caller opens the exec gate only after this returns."""
+    with Session(engine) as session, session.begin():
+        row = LedgerEntry(
+            attempt_id=attempt_id,
+            role=member.role,
+            pid=member.pid,
+            start_ticks=member.start_ticks,
+            boot_id=member.boot_id,
+            pid_ns=member.pid_ns,
+            pgid=member.pgid,
+            discovered=member.discovered,
+            created_at=clock(),
+            state="owned",
+        )
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+def ledger_for(engine: Engine, attempt_id: int) -> list[LedgerEntry]:
+    stmt = select(LedgerEntry).where(LedgerEntry.attempt_id == attempt_id).order_by(LedgerEntry.id)
+    with Session(engine, expire_on_commit=False) as session:
+        return list(session.scalars(stmt))
+
+
+def set_ledger_verdict(engine: Engine, ledger_id: int, *, state: str, verification: str, clock: Clock = utcnow) -> None:
+    stmt = update(LedgerEntry).where(LedgerEntry.id == ledger_id).values(state=state, verification=verification, verified_at=clock())
+    with engine.begin() as conn:
+        conn.execute(stmt)
+
+
+def unresolved_attempts(engine: Engine, campaign_id: int | None = None) -> list[Attempt]:
+    """Attempts that block further work: cleanup/disposal/finalization unproven, or still running."""
+    stmt = select(Attempt).where(
+        (Attempt.cleanup_complete.is_not(True))
+        | (Attempt.disposal_complete.is_(False))
+        | (Attempt.finalization_failed.is_(True))
+        | (Attempt.status != "finished")
+    )
+    if campaign_id is not None:
+        stmt = stmt.where(Attempt.campaign_id == campaign_id)
+    with Session(engine, expire_on_commit=False) as session:
+        return list(session.scalars(stmt.order_by(Attempt.id)))
+
+
+def _cas(engine: Engine, stmt, what: str) -> None:
+    with engine.begin() as conn:
+        if conn.execute(stmt).rowcount != 1:
+            raise ConflictError(f"{what} was not in the expected state; another runner changed it")

@@ -1,0 +1,76 @@
+"""Shared fixtures: a migrated tmp_path store, a CliRunner, an injectable clock."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from campaign.schedule import build_schedule
+from campaign.store import repository
+from campaign.store.engine import make_engine, resolve_url
+from campaign.store.migrate import upgrade_engine
+
+
+class FakeClock:
+    """A clock tests move by hand instead of sleeping."""
+
+    def __init__(self, start: dt.datetime | None = None) -> None:
+        self.now = start or dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += dt.timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "store" / "campaign.db"
+
+
+@pytest.fixture
+def db_url(db_path: Path) -> str:
+    return f"sqlite:///{db_path}"
+
+
+@pytest.fixture
+def engine(db_url: str):
+    """A store migrated to head through alembic (never create_all)."""
+    eng = make_engine(resolve_url(db_url))
+    upgrade_engine(eng)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def make_attempt(engine):
+    """Factory: a one-trial campaign with a running attempt; returns (attempt_id, trial)."""
+
+    def _make(task: str = "task-a", variant: str = "baseline") -> tuple[int, object]:
+        schedule = [t for t in build_schedule([task], 1, seed=1) if t.variant == variant]
+        campaign_id = repository.create_campaign(
+            engine,
+            repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=1, experiment={}, experiment_digest="0" * 64),
+            schedule,
+            model="offline:sim",
+            default_provider="offline",
+        )
+        trial = repository.trials_in_order(engine, campaign_id)[0]
+        assert repository.admit_trial(engine, trial.id)
+        return repository.start_attempt(engine, trial), trial
+
+    return _make

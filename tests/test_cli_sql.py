@@ -1,0 +1,90 @@
+"""`campaign sql`: read-only by construction, three output formats."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+
+import pytest
+
+from campaign.cli import cli
+
+
+@pytest.fixture
+def seeded(engine, db_path):
+    with sqlite3.connect(db_path) as conn:
+        conn.execute(
+            "INSERT INTO campaigns (kind, state, live, agent, seed, experiment_json, experiment_digest, scheduled_count, created_at, stop_reason)"
+            " VALUES ('paired', 'planned', 0, 'offline', 107, '{}', 'abc', 4, '2026-01-01 00:00:00', NULL)"
+        )
+    return db_path
+
+
+def _count(db_path):
+    with sqlite3.connect(db_path) as conn:
+        return conn.execute("SELECT count(*) FROM campaigns").fetchone()[0]
+
+
+def test_table_output_is_aligned_and_shows_null(runner, seeded):
+    result = runner.invoke(cli, ["sql", "SELECT kind, seed, stop_reason FROM campaigns", "--db", str(seeded)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split() == ["kind", "seed", "stop_reason"]
+    assert set(lines[1]) <= {"-", " "}
+    assert lines[2].split() == ["paired", "107", "NULL"]
+    assert lines[0].index("seed") == lines[2].index("107")
+
+
+def test_json_output_keeps_null_as_null(runner, seeded):
+    result = runner.invoke(cli, ["sql", "SELECT seed, stop_reason FROM campaigns", "--db", str(seeded), "--json"])
+    assert json.loads(result.output) == [{"seed": 107, "stop_reason": None}]
+
+
+def test_csv_output(runner, seeded):
+    result = runner.invoke(cli, ["sql", "SELECT kind, seed FROM campaigns", "--db", str(seeded), "--csv"])
+    assert list(csv.reader(io.StringIO(result.output))) == [["kind", "seed"], ["paired", "107"]]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "DELETE FROM campaigns",
+        "UPDATE campaigns SET seed = 1",
+        "INSERT INTO campaigns (kind) VALUES ('x')",
+        "DROP TABLE campaigns",
+        "CREATE TABLE evil (x)",
+        "WITH t AS (SELECT 1) DELETE FROM campaigns",
+    ],
+)
+def test_writes_are_refused_and_change_nothing(runner, seeded, statement):
+    before = seeded.read_bytes()
+    result = runner.invoke(cli, ["sql", statement, "--db", str(seeded)])
+    assert result.exit_code == 2, result.output
+    assert "read-only" in result.output
+    assert _count(seeded) == 1
+    with sqlite3.connect(seeded) as conn:
+        assert conn.execute("SELECT seed FROM campaigns").fetchone()[0] == 107
+        assert "evil" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert seeded.read_bytes() == before
+
+
+def test_sql_error_is_one_clear_line(runner, seeded):
+    result = runner.invoke(cli, ["sql", "SELECT * FROM no_such_table", "--db", str(seeded)])
+    assert result.exit_code == 1
+    assert result.output.strip() == "Error: SQL error: no such table: no_such_table"
+
+
+def test_missing_store_is_refused_and_not_created(runner, tmp_path):
+    missing = tmp_path / "absent.db"
+    result = runner.invoke(cli, ["sql", "SELECT 1", "--db", str(missing)])
+    assert result.exit_code == 2
+    assert "--db" in result.output
+    assert not missing.exists()
+
+
+def test_non_url_is_refused(runner):
+    result = runner.invoke(cli, ["sql", "SELECT 1", "--db", "notadialect://host/db"])
+    assert result.exit_code == 2
+    assert "--db" in result.output
