@@ -131,29 +131,31 @@ def _source_entry(root: str, name: str) -> tuple[str, str]:
     """(name, content tag) for one listed path, never following a symlink.
 
     A tracked file deleted from the work tree is ``missing`` (a dirty checkout
-    differs from its HEAD); a submodule is ``directory``; a FIFO or socket is
-    ``special`` and is never opened.
+    differs from its HEAD); a submodule or nested repository is ``directory``; a
+    FIFO or socket is ``special`` and is never opened. A name that is not UTF-8
+    enters the digest with its odd bytes backslash-escaped.
     """
+    label = os.fsencode(name).decode("utf-8", "backslashreplace")
     full = os.path.join(root, name)
     try:
         st = os.lstat(full)
+        if stat.S_ISLNK(st.st_mode):
+            return label, "symlink:" + bytes_sha256(os.fsencode(os.readlink(full)))
+        if stat.S_ISDIR(st.st_mode):
+            return label, "directory"
+        if not stat.S_ISREG(st.st_mode):
+            return label, "special"
+        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        return name, "missing"
-    if stat.S_ISLNK(st.st_mode):
-        return name, "symlink:" + text_sha256(os.readlink(full))
-    if stat.S_ISDIR(st.st_mode):
-        return name, "directory"
-    if not stat.S_ISREG(st.st_mode):
-        return name, "special"
+        return label, "missing"
     h = hashlib.sha256()
-    fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         while chunk := os.read(fd, _CHUNK):
             h.update(chunk)
     finally:
         os.close(fd)
     mode = "x" if st.st_mode & 0o111 else "f"
-    return name, f"{mode}:{h.hexdigest()}"
+    return label, f"{mode}:{h.hexdigest()}"
 
 
 def source_digest(root: Path, *, workers: int | None = None) -> str:
@@ -181,29 +183,22 @@ def source_digest(root: Path, *, workers: int | None = None) -> str:
         return digest_entries([entry for part in parts for entry in part])
 
 
-def build_artifacts(root: Path, patterns: Sequence[str]) -> list[str]:
-    """Regular files under ``root`` matched by the profile's glob patterns (relative names)."""
-    root = Path(root).resolve()
-    found: set[str] = set()
-    for pattern in patterns:
-        if not pattern or Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-            raise ValueError(f"build artifact pattern {pattern!r} must be relative to the source and stay inside it")
-        for path in root.glob(pattern):
-            if path.is_file():
-                found.add(path.relative_to(root).as_posix())
-    return sorted(found)
-
-
-def build_digest(root: Path, patterns: Sequence[str]) -> tuple[str, int]:
-    """(digest, artifact count) over the contents of the profile's build artifacts.
+def build_digest(root: Path, artifacts: Sequence[Path]) -> str:
+    """``compiled_build_digest``: names (relative to ``root``) and contents of the artifacts.
 
     The analogue of hashing every ``ebin/*.beam``: the bytes the agent actually
-    loads. Symlinked artifacts are hashed by content, since that is what runs.
-    An empty set has a fixed digest (of no entries) and a count of 0.
+    loads, so symlinked artifacts are hashed by content. The caller selects the
+    files (the agent profile's globs); an empty selection has the fixed digest of
+    no entries.
     """
     root = Path(root).resolve()
-    names = build_artifacts(root, patterns)
-    return digest_entries([(n, file_sha256(root / n)) for n in names]), len(names)
+    entries = []
+    for path in artifacts:
+        path = Path(path).resolve()
+        if not path.is_relative_to(root):
+            raise ValueError(f"build artifact {path} is outside {root}")
+        entries.append((path.relative_to(root).as_posix(), file_sha256(path)))
+    return digest_entries(entries)
 
 
 # --- the profiler's interpreter ---------------------------------------------

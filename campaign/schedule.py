@@ -53,6 +53,11 @@ def build_schedule(
 ) -> tuple[ScheduledTrial, ...]:
     if repetitions < 1:
         raise ValueError("repetitions must be positive")
+    for label, names in (("task", tasks), ("variant", variants), ("provider", providers)):
+        if len(set(names)) != len(names):
+            raise ValueError(f"a {label} is listed twice; trial ids would collide")
+    if not variants:
+        raise ValueError("at least one variant is needed")
     trials: list[ScheduledTrial] = []
     for provider in providers:
         for repetition in range(1, repetitions + 1):

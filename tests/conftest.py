@@ -52,6 +52,14 @@ def engine(db_url: str):
 
 
 @pytest.fixture
+def ws(tmp_path: Path):
+    """A real git source checkout with operator files outside it (tests/workspace.py)."""
+    from workspace import make_workspace
+
+    return make_workspace(tmp_path)
+
+
+@pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
 

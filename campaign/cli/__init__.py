@@ -5,9 +5,14 @@ from __future__ import annotations
 import click
 
 from campaign import __version__
+from campaign.cli.coding import coding
 from campaign.cli.db import db
+from campaign.cli.plan import plan
+from campaign.cli.recover import recover
+from campaign.cli.report import export, report
 from campaign.cli.sql import sql
 from campaign.cli.tasks import tasks
+from campaign.cli.verify import verify
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -18,6 +23,12 @@ def cli() -> None:
 
 for command in (db, sql, tasks):
     cli.add_command(command)
+cli.add_command(coding)
+cli.add_command(plan)
+cli.add_command(report)
+cli.add_command(export)
+cli.add_command(recover)
+cli.add_command(verify)
 
 
 def main() -> None:

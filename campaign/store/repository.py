@@ -247,3 +247,27 @@ def _cas(engine: Engine, stmt, what: str) -> None:
     with engine.begin() as conn:
         if conn.execute(stmt).rowcount != 1:
             raise ConflictError(f"{what} was not in the expected state; another runner changed it")
+
+
+def measured_spend(engine: Engine, campaign_id: int) -> float:
+    """Sum of the costs attempts reported (a partial sum when some are unknown)."""
+    stmt = select(func.coalesce(func.sum(Attempt.cost_usd), 0.0)).where(Attempt.campaign_id == campaign_id)
+    with engine.connect() as conn:
+        return float(conn.execute(stmt).scalar_one())
+
+
+def attempt_count(engine: Engine, campaign_id: int) -> int:
+    stmt = select(func.count()).select_from(Attempt).where(Attempt.campaign_id == campaign_id)
+    with engine.connect() as conn:
+        return int(conn.execute(stmt).scalar_one())
+
+
+def mark_remaining_not_attempted(engine: Engine, campaign_id: int, reason: str, clock: Clock = utcnow) -> int:
+    """Every still-scheduled trial of the campaign -> not_attempted(reason), in one statement."""
+    stmt = (
+        update(Trial)
+        .where(Trial.campaign_id == campaign_id, Trial.status == "scheduled")
+        .values(status="not_attempted", not_attempted_reason=reason, updated_at=clock())
+    )
+    with engine.begin() as conn:
+        return conn.execute(stmt).rowcount

@@ -1,0 +1,78 @@
+"""Codex CLI: ``codex exec --json`` (JSON Lines).
+
+Events used::
+
+    {"type": "thread.started", "thread_id": "..."}
+    {"type": "item.completed", "item": {"type": "command_execution", "exit_code": 1, "status": "failed"}}
+    {"type": "item.completed", "item": {"type": "error", "message": "..."}}   # a warning only
+    {"type": "turn.completed", "usage": {"input_tokens", "cached_input_tokens", "output_tokens"}}
+    {"type": "turn.failed", "error": {"message": "..."}}  /  {"type": "error", "message": "..."}
+
+``turn.completed.usage`` is a running total for the thread, so the last one is
+the run's total (summing them would double count), and its ``input_tokens``
+includes ``cached_input_tokens``. Codex reports no cost, no cache writes, no
+model name and no per-request identities: those stay None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from campaign.agents.adapters import Adapter
+from campaign.agents.adapters._read import count, decode, get, load_lines, one_of, text
+from campaign.agents.record import AgentRecord, uncached_input, unknown_record, with_error
+
+# Items that are the agent acting on the world (a tool call), and how each one fails.
+_TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
+
+
+def parse(stdout: bytes, stderr: bytes, exit_code: int | None) -> AgentRecord:
+    body = decode(stdout)
+    if body is None:
+        return unknown_record("unparseable_output", input_includes_cached=True)
+    if not body.strip():
+        return unknown_record("empty_output", input_includes_cached=True)
+    lines = load_lines(body)
+    events = lines.objects
+    if lines.garbled or not events:
+        return unknown_record("unparseable_output", input_includes_cached=True)
+    completed = [e for e in events if e.get("type") == "turn.completed"]
+    usage = completed[-1].get("usage") if completed else None
+    raw_input = count(get(usage, "input_tokens"))
+    cached = count(get(usage, "cached_input_tokens"))
+    tools = [_item(e) for e in events if e.get("type") == "item.completed" and one_of(_item(e).get("type"), _TOOL_ITEMS)]
+    record = AgentRecord(
+        completed_turns=len(completed),
+        uncached_input_tokens=uncached_input(raw_input, cached, input_includes_cached=True),
+        cached_input_tokens=cached,
+        output_tokens=count(get(usage, "output_tokens")),
+        tool_calls=len(tools),
+        tool_errors=sum(1 for item in tools if _failed(item)),
+        cost_usd=None,
+        cost_reported=False,
+        session_id=next((text(e.get("thread_id")) for e in events if e.get("type") == "thread.started"), None),
+        input_includes_cached=True,
+    )
+    if lines.truncated:  # killed mid-write: keep what the complete lines showed
+        record = with_error(record, "unparseable_output")
+    if any(e.get("type") in ("turn.failed", "error") for e in events):
+        record = with_error(record, "agent_error")
+    if exit_code not in (0, None):
+        record = with_error(record, "agent_error")
+    return record
+
+
+def _item(event: dict[str, Any]) -> dict[str, Any]:
+    item = event.get("item")
+    return item if isinstance(item, dict) else {}
+
+
+def _failed(item: dict[str, Any]) -> bool:
+    if item.get("status") == "failed":
+        return True
+    code = item.get("exit_code")
+    # Any non-zero int fails, negative ones (killed by a signal) included; bool is not a code.
+    return item.get("type") == "command_execution" and type(code) is int and code != 0
+
+
+ADAPTER = Adapter(name="codex", input_includes_cached=True, parse_output=parse)

@@ -1,0 +1,79 @@
+"""`campaign coding`: the benchmark's trials, nonpaired or as repeated paired disclosure trials."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from campaign.cli.common import core_errors, db_option
+from campaign.lanes import options as opt
+from campaign.lanes import nonpaired, paired_live, paired_plan
+from campaign.report import write_report
+
+_PATH = click.Path(path_type=Path)
+
+
+def _nonpaired(options: opt.CodingOptions, db: str | None) -> None:
+    result = nonpaired.run(options, db, progress=lambda line: click.echo(line, err=True))
+    stopped = f"; stopped: {result.stop_reason}" if result.stop_reason else ""
+    click.echo(f"attempted {result.attempted} tasks, {result.passed} verified passes{stopped}")
+    click.echo(f"report: {result.output}")
+    click.echo(f"store: {result.store} (campaign {result.campaign_id})")
+
+
+def _live(options: opt.CodingOptions, db: str | None) -> None:
+    result = paired_live.run(options, db, progress=lambda line: click.echo(line, err=True), write_output=write_report)
+    stopped = f"; stopped: {result.stop_reason} (later trials recorded not_attempted)" if result.stop_reason else ""
+    click.echo(f"attempted {result.attempted} of {result.scheduled} scheduled trials, {result.passed} verified passes{stopped}")
+    click.echo(f"report: {result.output}")
+    click.echo(f"store: {result.store} (campaign {result.campaign_id})")
+
+
+@click.command(context_settings={"max_content_width": 100})
+@click.option("--paired", is_flag=True, help="Repeated paired disclosure trials (baseline vs coding) under the plan gate.")
+@click.option("--launcher", type=_PATH, help="The agent executable, inside --source (an installed launcher from another revision is refused). Needed only when the agent profile runs {launcher}; no default.")
+@click.option("--source", type=_PATH, metavar="DIR", help="The source checkout whose revision and content are bound [default: git root of the current directory].")
+@click.option("--agent", metavar="NAME|FILE.toml", help="Agent profile: a built-in name or a profile file [default: offline].")
+@click.option("--model", metavar="PROVIDER:MODEL", help=f"One model route for every variant [default: {opt.DEFAULT_MODEL}].")
+@click.option("--tasks", metavar="NAME,NAME", help="Benchmark tasks [default: all twelve].")
+@click.option("--repetitions", type=int, metavar="N", help=f"Paired only: positive repetitions per task and variant [default: {opt.DEFAULT_REPETITIONS}].")
+@click.option("--seed", type=int, metavar="N", help=f"Paired only: scheduling and uncertainty seed [default: {opt.DEFAULT_SEED}].")
+@click.option("--config", type=_PATH, metavar="FILE.toml", help="Paired only, required: base config without runtime.tools.disclosure (keep it outside --source).")
+@click.option("--timeout", type=int, metavar="S", help=f"Positive per-attempt deadline in seconds [default: {opt.DEFAULT_TIMEOUT}].")
+@click.option("--run-timeout", type=int, metavar="S", help=f"Paired only: positive whole-run deadline in seconds [default: {opt.DEFAULT_RUN_TIMEOUT}].")
+@click.option("--profile-python", type=_PATH, metavar="PATH", help="Paired only: Python >= 3.11 for the profiler [default: this interpreter].")
+@click.option("--output", type=_PATH, metavar="FILE.json", help="Required. Without --live: the unsigned plan template. Must be outside --source (refused inside: it would change the source digest).")
+@click.option("--plan", type=_PATH, metavar="FILE.json", help="Paired --live only: the approved plan object (not the template).")
+@click.option("--approve-plan-digest", metavar="SHA256", help="Paired --live only: lowercase SHA-256 of the canonical approved plan.")
+@click.option("--live/--no-live", default=None, help="Paired only: allow paid calls once every approval check passes; never implied.")
+@click.option("--failure-dir", type=_PATH, metavar="DIR", help="Private failure bundles, outside --source; never upload or commit them.")
+@click.option("--schema-budgets", "schema_budgets", is_flag=False, flag_value="", multiple=True, metavar="ANY", help="Unsupported and always refused: the coding profile ignores budget_tokens, so budget variants would be identical treatments.")
+@db_option
+def coding(db: str | None, **values) -> None:
+    """Run the coding benchmark; with --paired (and no --live) write a plan template.
+
+    Plan-only paired mode hashes the source, build artifacts, config, fixtures
+    and interpreter, schedules the trials and writes the template to --output;
+    it runs no trial and calls no model. Keep --output, --config, --db and
+    --failure-dir outside --source: a new file in the checkout changes the
+    source digest. Option names must be given in full.
+    """
+    options = opt.CodingOptions(**values)
+    with core_errors():
+        opt.check_mode(options)
+        if not options.paired:
+            _nonpaired(options, db)
+            return
+        if options.live:
+            _live(options, db)
+            return
+        result = paired_plan.run(options, db)
+    click.echo(
+        f"planned {result.scheduled} trials ({result.tasks} tasks x {len(result.variants)} variants x "
+        f"{result.repetitions} repetitions); no trial ran, no model was called"
+    )
+    click.echo(f"plan digest: {result.plan_digest} (template digest, not authorization)")
+    click.echo(f"template: {result.output}")
+    click.echo(f"store: {result.store} (campaign {result.campaign_id}, state planned)")
+    click.echo("next: campaign plan extract TEMPLATE OUT, review and approve OUT, then campaign plan digest OUT")

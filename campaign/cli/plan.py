@@ -1,0 +1,36 @@
+"""`campaign plan`: extract the plan from a template and compute its canonical digest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from campaign import plan as core
+from campaign.cli.common import core_errors
+
+_PATH = click.Path(path_type=Path, dir_okay=False)
+
+
+@click.group()
+def plan() -> None:
+    """Work with paired plan templates and approved plans (no model calls)."""
+
+
+@plan.command()
+@click.argument("template", type=_PATH)
+@click.argument("out", type=_PATH)
+def extract(template: Path, out: Path) -> None:
+    """Write the plan object held by TEMPLATE to OUT, for review and approval."""
+    with core_errors():
+        core.extract_plan(template, out)
+    click.echo(f"plan: {out} (approved: false; review it, set its limits, then run `campaign plan digest {out}`)")
+
+
+@plan.command()
+@click.argument("plan_file", metavar="PLAN", type=_PATH)
+def digest(plan_file: Path) -> None:
+    """Print the lowercase SHA-256 of PLAN's canonical JSON (the spec's canonical form)."""
+    with core_errors():
+        value = core.digest_plan_file(plan_file)
+    click.echo(value)

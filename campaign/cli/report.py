@@ -1,0 +1,44 @@
+"""`campaign report` and `campaign export`: regenerate a campaign's report from the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from campaign.cli.common import core_errors, db_option
+from campaign.report import export_report, write_report
+from campaign.store.migrate import open_store
+
+campaign_argument = click.argument("campaign_id", required=False, type=int, metavar="[CAMPAIGN_ID]")
+
+
+@click.command()
+@campaign_argument
+@click.option("--output", "output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Report JSON; the .md summary and .svg plot go beside it.")
+@db_option
+def report(campaign_id: int | None, output: Path, db: str | None) -> None:
+    """Write a campaign's sanitized JSON report with its Markdown summary and forest plot (default: the latest campaign)."""
+    with core_errors():
+        engine = open_store(db, create=False)
+        try:
+            written = write_report(engine, campaign_id, output)
+        finally:
+            engine.dispose()
+    click.echo(f"campaign {written.campaign_id}: {written.json}, {written.markdown}, {written.svg}")
+
+
+@click.command()
+@campaign_argument
+@click.option("--output-dir", "output_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for the shareable JSON, Markdown and SVG.")
+@db_option
+def export(campaign_id: int | None, output_dir: Path, db: str | None) -> None:
+    """Write the sanitized report pair for sharing; refuses a plan-only campaign."""
+    with core_errors():
+        engine = open_store(db, create=False)
+        try:
+            written = export_report(engine, campaign_id, output_dir)
+        finally:
+            engine.dispose()
+    click.echo(f"campaign {written.campaign_id}: {written.json}, {written.markdown}, {written.svg}")
+    click.echo("review both files before sharing; never attach private failure bundles, environment snapshots or the base config")

@@ -1,0 +1,357 @@
+"""One attempt, start to end (DESIGN.md §5), shared by every lane.
+
+Private root, fresh fixture, the variant's config, an allowlisted environment,
+an optional runtime, the profile gate, the client under the per-attempt
+deadline, the external verifier, teardown with proof, finalization, disposal,
+and one attempt row that keeps every observed counter whatever failed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from campaign import benchmark, config, isolation
+from campaign.agents import profiles
+from campaign.agents.adapters import get_adapter
+from campaign.agents.record import AgentRecord, unknown_record
+from campaign.benchmark import Task
+from campaign.config import VARIANT_PROFILES
+from campaign.errors import Interrupted
+from campaign.lanes import bundles
+from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
+from campaign.spend import spend_complete
+from campaign.store import repository
+from campaign.store.models import Trial
+from campaign.supervise import Supervisor, TeardownBudget, critical
+from campaign.supervise import disposal
+
+# Bounded vocabulary for failure_class: the only failure text a report can carry.
+FAILURE_CLASSES = (
+    "profile_gate",
+    "runtime_boot_failed",
+    "timeout",
+    "unparseable_output",
+    "empty_output",
+    "agent_error",
+    "max_turns",
+    "permission_denied",
+    "verifier_timeout",
+    "verifier_failed",
+    "no_failed_tool_call",
+    "profile_unconfirmed",
+    "interrupted",
+    "engine_error",
+)
+
+
+
+@dataclass(frozen=True)
+class AttemptPlan:
+    """Everything that defines one attempt, as plain values."""
+
+    task: Task
+    profile: profiles.AgentProfile
+    model: str
+    seed: int
+    timeout_s: float
+    variant: str | None = None  # None: the nonpaired lane, the agent's own configuration
+    config_text: str | None = None
+    credential_names: tuple[str, ...] = ()
+    launcher: str | None = None
+    python: str = sys.executable
+    profiling: bool = False
+    failure_dir: Path | None = None
+    tmp_base: Path | None = None
+    teardown_budget: TeardownBudget = field(default_factory=TeardownBudget)
+    extra_client_args: tuple[str, ...] = ()
+
+    @property
+    def expected_profile(self) -> str | None:
+        return VARIANT_PROFILES.get(self.variant) if self.variant else None
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    attempt_id: int
+    outcome: str  # passed | failed | timeout | interrupted
+    failure_class: str | None
+    verified_pass: bool | None
+    wall_seconds: float | None
+    record: AgentRecord
+    spend_complete: bool
+    cleanup_complete: bool
+    disposal_complete: bool
+    finalization_failed: bool
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why later trials must not start (the spec's fail-closed stops), if any."""
+        if not self.cleanup_complete:
+            return "cleanup_unverified"
+        if self.finalization_failed:
+            return "finalization_failed"
+        if not self.disposal_complete:
+            return "disposal_failed"
+        return None
+
+
+def config_text_digest(config_text: str | None) -> str | None:
+    return hashlib.sha256(config_text.encode("utf-8")).hexdigest() if config_text is not None else None
+
+
+def resolved_profile(config_path: Path | None) -> str | None:
+    """The disclosure profile the agent will read from its config file, or None."""
+    if config_path is None:
+        return None
+    try:
+        return config.resolved_profile(tomllib.loads(config_path.read_text(encoding="utf-8")))
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+
+
+def profile_gate(plan: AttemptPlan, config_path: Path | None) -> bool:
+    """Before any client call: the config must resolve to the variant's profile, and the
+    agent must be able to report what it applied; otherwise no coding label on legacy."""
+    expected = plan.expected_profile
+    if expected is None:
+        return True
+    if plan.profile.applied_profile_from == "none":
+        return False
+    return resolved_profile(config_path) == expected
+
+
+def counter_fields(record: AgentRecord) -> dict[str, Any]:
+    """The attempt columns an adapter record fills; None stays None."""
+    return {
+        "completed_turns": record.completed_turns,
+        "uncached_input_tokens": record.uncached_input_tokens,
+        "cached_input_tokens": record.cached_input_tokens,
+        "cache_write_tokens": record.cache_write_tokens,
+        "output_tokens": record.output_tokens,
+        "tool_calls": record.tool_calls,
+        "tool_errors": record.tool_errors,
+        "diagnostic_events_version": record.diagnostic_events_version,
+        "discovery_failures": record.discovery_failures,
+        "incorrect_tool_calls": record.incorrect_tool_calls,
+        "cost_usd": record.cost_usd,
+        "cost_reported": record.cost_reported if record.cost_usd is not None else None,
+        "agent_model": (record.model or None) and record.model[:128],
+        "applied_profiles": None if record.applied_profiles is None else json.dumps(list(record.applied_profiles)),
+        "schema_diagnostics": None if record.schema_diagnostics is None else json.dumps(record.schema_diagnostics, sort_keys=True),
+    }
+
+
+def classify(
+    plan: AttemptPlan,
+    *,
+    gate_ok: bool,
+    boot_ok: bool,
+    client_timed_out: bool,
+    record: AgentRecord,
+    verifier_exit: int | None,
+    verifier_timed_out: bool,
+) -> tuple[str, str | None, bool | None]:
+    """(outcome, failure_class, verified_pass) from what was observed.
+
+    The verifier alone decides whether the code passes; the recovery task also
+    needs an observed failed tool call, and a paired trial needs the applied
+    profile confirmed. A check that never ran leaves verified_pass False, not a pass.
+    """
+    if not gate_ok:
+        return "failed", "profile_gate", False
+    if not boot_ok:
+        return "failed", "runtime_boot_failed", False
+    if client_timed_out:
+        return "timeout", "timeout", False
+    if verifier_timed_out or verifier_exit is None:
+        return "failed", "verifier_timeout", False
+    if verifier_exit != 0:
+        return "failed", record.error_class or "verifier_failed", False
+    if plan.task.requires_failed_tool_call and not (record.tool_errors or 0) >= 1:
+        return "failed", "no_failed_tool_call", False
+    expected = plan.expected_profile
+    if expected is not None and expected not in (record.applied_profiles or ()):
+        return "failed", "profile_unconfirmed", False
+    return "passed", None, True
+
+
+def _placeholder_values(plan: AttemptPlan, trial: Trial, root: isolation.PrivateRoot, prompt_file: Path, config_path: Path | None) -> dict[str, str]:
+    provider, _, model_name = plan.model.partition(":")
+    return {
+        "prompt_file": str(prompt_file),
+        "prompt": plan.task.prompt,
+        "cwd": str(root.cwd),
+        "config_path": str(config_path or ""),
+        "model": plan.model,
+        "model_provider": provider,
+        "model_name": model_name,
+        "python": plan.python,
+        "task": plan.task.name,
+        "trial_id": trial.trial_id,
+        "seed": str(plan.seed),
+        "launcher": plan.launcher or "",
+    }
+
+
+@dataclass
+class Observed:
+    """What one attempt has seen so far; whatever is set when it stops is persisted."""
+
+    record: AgentRecord = field(default_factory=lambda: unknown_record(None))
+    gate_ok: bool = True
+    boot_ok: bool = True
+    client_timed_out: bool = False
+    verifier_exit: int | None = None
+    verifier_timed_out: bool = False
+    wall: float | None = None
+
+
+def run_attempt(
+    engine: Engine,
+    trial: Trial,
+    plan: AttemptPlan,
+    *,
+    clock: Callable = repository.utcnow,
+    timer: Callable[[], float] = time.monotonic,
+    runtime_deadline: float | None = None,
+) -> AttemptOutcome:
+    """Run one admitted trial. Raises Interrupted only after the row is persisted."""
+    with critical():
+        attempt_id = repository.start_attempt(
+            engine, trial, clock, config_digest=config_text_digest(plan.config_text), fixture_digest=benchmark.fixture_digest(plan.task)
+        )
+    deadline = timer() + plan.timeout_s
+    if runtime_deadline is not None:
+        deadline = min(deadline, runtime_deadline)
+    state = Observed()
+    stopped_by: BaseException | None = None
+    root = isolation.create_private_root(plan.tmp_base)
+    sup = Supervisor(engine, attempt_id, root, clock=clock, budget=plan.teardown_budget, python=plan.python)
+    try:
+        with sup:
+            _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer)
+    except Exception as exc:  # Interrupted included: the row is written before it propagates
+        stopped_by = exc
+    with critical():
+        return _finish(engine, attempt_id, trial, plan, root, sup, state, stopped_by)
+
+
+def _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer) -> None:
+    benchmark.copy_fixture(plan.task, root.cwd)
+    prompt_file = root.path / "prompt.md"
+    prompt_file.write_text(plan.task.prompt, encoding="utf-8")
+    config_path = None
+    if plan.config_text is not None:
+        config_path = root.path / "agent-config.toml"
+        config_path.write_text(plan.config_text, encoding="utf-8")
+    sdk = dict(plan.profile.sdk_path_vars)
+    extra = profiles.client_env(plan.profile, config_path) if config_path else {}
+    env = isolation.build_env(root, os.environ, sdk_path_vars=sdk, credential_names=plan.credential_names, extra=extra)
+    values = _placeholder_values(plan, trial, root, prompt_file, config_path)
+
+    state.gate_ok = profile_gate(plan, config_path)
+    if not state.gate_ok:
+        return
+    if plan.profile.runtime is not None:
+        out = root.capture("runtime.out")
+        runtime = sup.start("runtime", profiles.render(plan.profile.runtime.argv, values), env=env, stdout=out, stderr=root.capture("runtime.err"))
+        try:
+            values["runtime_port"] = str(wait_healthy(runtime, out, plan.profile.runtime, timer=timer, deadline=deadline))
+        except RuntimeBootFailed:
+            state.boot_ok = False
+            return
+    argv = profiles.client_argv(plan.profile, values) + list(plan.extra_client_args)
+    result = sup.run("client", argv, timeout=max(deadline - timer(), 0.001), env=env, stdout=root.capture("client.out"), stderr=root.capture("client.err"))
+    state.client_timed_out = result.timed_out
+    state.wall = result.wall_seconds
+    record = get_adapter(plan.profile.adapter).parse(
+        root.capture("client.out").read_bytes(), root.capture("client.err").read_bytes(), result.exit_code
+    )
+    state.record = record
+    with critical():
+        repository.update_attempt(engine, attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
+    if result.timed_out:
+        return
+    benchmark.install_verifier(plan.task, root.cwd)
+    verifier_env = isolation.build_env(root, os.environ)
+    verdict = sup.run(
+        "verifier",
+        benchmark.verifier_argv(plan.task, plan.python, root.cwd),
+        cwd=root.cwd,
+        timeout=max(deadline - timer(), 0.001),
+        env=verifier_env,
+        stdout=root.capture("verifier.out"),
+        stderr=root.capture("verifier.err"),
+    )
+    state.verifier_exit = verdict.exit_code
+    state.verifier_timed_out = verdict.timed_out
+
+
+def _finish(engine, attempt_id, trial, plan, root, sup, state: Observed, stopped_by: BaseException | None) -> AttemptOutcome:
+    verdict = sup.teardown()
+    record: AgentRecord = state.record
+    outcome, failure_class, verified_pass = classify(
+        plan,
+        gate_ok=state.gate_ok,
+        boot_ok=state.boot_ok,
+        client_timed_out=state.client_timed_out,
+        record=record,
+        verifier_exit=state.verifier_exit,
+        verifier_timed_out=state.verifier_timed_out,
+    )
+    if isinstance(stopped_by, Interrupted):
+        outcome, failure_class, verified_pass = "interrupted", "interrupted", None
+    elif stopped_by is not None:
+        outcome, failure_class, verified_pass = "failed", "engine_error", None
+    # No profiler is wired yet, so finalization has nothing to flush and cannot fail.
+    flush_complete = None
+    finalization_ok = True
+    if plan.failure_dir is not None and outcome != "passed":
+        bundles.write_bundle(plan.failure_dir, trial.trial_id, root, credential_names=plan.credential_names)
+    disposed = disposal.dispose(root, finalization_ok=finalization_ok, cleanup_complete=verdict.cleanup_complete)
+    complete = spend_complete(record, flush_complete=flush_complete, profiling=plan.profiling)
+    repository.finish_attempt(
+        engine,
+        attempt_id,
+        trial.id,
+        status="interrupted" if isinstance(stopped_by, Interrupted) else "finished",
+        outcome=outcome,
+        failure_class=failure_class,
+        verified_pass=verified_pass,
+        verifier_exit_code=state.verifier_exit,
+        wall_seconds=state.wall,
+        spend_complete=complete,
+        flush_complete=flush_complete,
+        cleanup_complete=verdict.cleanup_complete,
+        teardown_outcome=verdict.outcome,
+        disposal_complete=disposed.disposal_complete,
+        finalization_failed=disposed.finalization_failed,
+        private_root=None if disposed.disposal_complete else str(root.path),
+        **counter_fields(record),
+    )
+    result = AttemptOutcome(
+        attempt_id=attempt_id,
+        outcome=outcome,
+        failure_class=failure_class,
+        verified_pass=verified_pass,
+        wall_seconds=state.wall,
+        record=record,
+        spend_complete=complete,
+        cleanup_complete=verdict.cleanup_complete,
+        disposal_complete=disposed.disposal_complete,
+        finalization_failed=disposed.finalization_failed,
+    )
+    if stopped_by is not None:
+        raise stopped_by
+    return result

@@ -1,0 +1,183 @@
+"""The nonpaired lane: each selected task once, through the agent's own configuration.
+
+No variants, no plan gate: this is the quick end-to-end run (and, with the
+offline agent, the zero-cost main job). It still goes through the whole attempt
+path (isolation, ledger, deadline, verifier, proven teardown) and stops at the
+first attempt whose cleanup, disposal or finalization cannot be proven.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from campaign import benchmark
+from campaign.agents.profiles import load_profile
+from campaign.errors import Interrupted, UsageProblem
+from campaign.lanes import options as opt
+from campaign.lanes.attempt import AttemptPlan, run_attempt
+from campaign.schedule import ScheduledTrial, pair_id
+from campaign.store import repository
+from campaign.store.engine import describe
+from campaign.store.migrate import open_store
+from campaign.supervise import critical, interruptible
+
+OFFLINE_MODEL = "offline:synthetic"
+VARIANT = "default"
+KIND = "nonpaired_coding_run"
+SCHEMA_VERSION = 3
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class NonpairedResult:
+    campaign_id: int
+    output: Path
+    store: str
+    attempted: int
+    passed: int
+    stop_reason: str | None
+
+
+def schedule(tasks: tuple[benchmark.Task, ...]) -> tuple[ScheduledTrial, ...]:
+    return tuple(
+        ScheduledTrial(position=i, pair_id=pair_id(None, t.name, 1), trial_id=f"{pair_id(None, t.name, 1)}/{VARIANT}", provider="", task=t.name, variant=VARIANT, repetition=1, pair_order=0)
+        for i, t in enumerate(tasks)
+    )
+
+
+def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda line: None, timer: Callable[[], float] = time.monotonic) -> NonpairedResult:
+    """Validate everything first (nothing written on bad input), then run each task once."""
+    tasks = benchmark.resolve_tasks(opts.tasks)
+    source = opt.resolve_source(opts.source, Path.cwd()) if (opts.source or opts.launcher) else None
+    launcher = opt.resolve_launcher(opts.launcher, source) if source else None
+    profile = load_profile(opt.or_default(opts.agent, opt.DEFAULT_AGENT), source)
+    model = str(opt.parse_model(opts.model)) if opts.model or profile.paid else OFFLINE_MODEL
+    timeout = opt.or_default(opts.timeout, opt.DEFAULT_TIMEOUT)
+    credentials = (profile.credential_env_default,) if profile.credential_env_default else ()
+    missing = [name for name in credentials if not os.environ.get(name)]
+    if missing:
+        raise UsageProblem(f"the {profile.name} agent needs {', '.join(missing)} in the environment", option="--agent")
+    output = Path(opts.output).expanduser().resolve()
+    if output.is_dir():
+        raise UsageProblem(f"{opts.output} is a directory; give a file path", option="--output")
+
+    engine = open_store(db)
+    trials = schedule(tasks)
+    experiment = {"kind": "nonpaired", "agent": profile.name, "model": model, "tasks": [t.name for t in tasks], "timeout": timeout}
+    campaign_id = repository.create_campaign(
+        engine,
+        repository.NewCampaign(kind="nonpaired", state="running", live=profile.paid, agent=profile.name, seed=0, experiment=experiment, experiment_digest=_digest(experiment)),
+        trials,
+        model=model,
+        default_provider=model.partition(":")[0],
+    )
+    stop_reason = None
+    passed = attempted = 0
+    started = timer()
+    try:
+        with interruptible():
+            for index, trial in enumerate(repository.trials_in_order(engine, campaign_id), start=1):
+                if stop_reason is not None:
+                    repository.mark_not_attempted(engine, trial.id, stop_reason)
+                    continue
+                if not repository.admit_trial(engine, trial.id):
+                    continue
+                plan = AttemptPlan(task=benchmark.get_task(trial.task), profile=profile, model=model, seed=0, timeout_s=timeout, credential_names=credentials, launcher=str(launcher) if launcher else None, failure_dir=opts.failure_dir)
+                result = run_attempt(engine, trial, plan)
+                attempted += 1
+                passed += result.outcome == "passed"
+                stop_reason = result.stop_reason
+                wall = "?" if result.wall_seconds is None else f"{result.wall_seconds:.1f}s"
+                progress(f"[{index}/{len(trials)}] {trial.task}: {result.outcome}{'' if result.failure_class is None else ' (' + result.failure_class + ')'} wall {wall}, elapsed {timer() - started:.0f}s")
+        state = "stopped" if stop_reason else "completed"
+        repository.set_campaign_state(engine, campaign_id, expected=("running",), state=state, stop_reason=stop_reason)
+    except Interrupted:
+        with critical():
+            _mark_rest(engine, campaign_id, "interrupted")
+            repository.set_campaign_state(engine, campaign_id, expected=("running",), state="interrupted", stop_reason="interrupted")
+            write_report(engine, campaign_id, output)
+        raise
+    write_report(engine, campaign_id, output)
+    return NonpairedResult(campaign_id, output, describe(engine.url), attempted, passed, stop_reason)
+
+
+def _mark_rest(engine, campaign_id: int, reason: str) -> None:
+    for trial in repository.trials_in_order(engine, campaign_id):
+        if trial.status == "scheduled":
+            repository.mark_not_attempted(engine, trial.id, reason)
+
+
+def _digest(obj: Any) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+_TRIAL_FIELDS = (
+    "outcome",
+    "failure_class",
+    "verified_pass",
+    "wall_seconds",
+    "completed_turns",
+    "uncached_input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "tool_calls",
+    "tool_errors",
+    "cost_usd",
+    "spend_complete",
+    "cleanup_complete",
+    "disposal_complete",
+    "finalization_failed",
+    "teardown_outcome",
+    "fixture_digest",
+)
+
+
+def build_report(engine, campaign_id: int) -> dict[str, Any]:
+    """The nonpaired report, from the store only, with allowlisted fields."""
+    campaign = repository.get_campaign(engine, campaign_id)
+    trials = {t.id: t for t in repository.trials_in_order(engine, campaign_id)}
+    attempts = repository.attempts_for(engine, campaign_id)
+    rows = []
+    for a in attempts:
+        t = trials[a.trial_pk]
+        rows.append({"task": t.task, "trial_id": t.trial_id, **{f: getattr(a, f) for f in _TRIAL_FIELDS}})
+    costs = [r["cost_usd"] for r in rows]
+    synthetic = campaign.agent == "offline"
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": KIND,
+        "campaign_id": campaign_id,
+        "agent": campaign.agent,
+        "model": json.loads(campaign.experiment_json)["model"],
+        "synthetic": synthetic,
+        "note": "offline agent: every figure is synthetic test data, not evidence about any model" if synthetic else None,
+        "state": campaign.state,
+        "stop_reason": campaign.stop_reason,
+        "scheduled": len(trials),
+        "attempts": len(rows),
+        "verified_passes": sum(1 for r in rows if r["verified_pass"]),
+        "not_attempted": [{"task": t.task, "reason": t.not_attempted_reason} for t in trials.values() if t.status == "not_attempted"],
+        "measured_spend_usd": sum(c for c in costs if c is not None) if any(c is not None for c in costs) else None,
+        "spend_complete": bool(rows) and all(r["spend_complete"] for r in rows),
+        "trials": rows,
+    }
+
+
+def write_report(engine, campaign_id: int, output: Path) -> None:
+    output.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(build_report(engine, campaign_id), indent=2, sort_keys=True) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=".report-", dir=output.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(data)
+    os.replace(tmp, output)

@@ -1,0 +1,252 @@
+"""The parsed `campaign coding` options and the checks every lane runs first.
+
+Options hold what the operator typed: ``None`` means "not given", which is how a
+paired-only option given without ``--paired`` is told apart from its default.
+Every check raises UsageProblem naming the option, before any file, store row or
+process exists.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from campaign.digests import MIN_PROFILE_PYTHON, NotAPython, PythonInfo, git_toplevel, probe_python
+from campaign.errors import UsageProblem
+
+DEFAULT_MODEL = "openai-codex:gpt-6.1-sol"
+DEFAULT_AGENT = "offline"
+DEFAULT_REPETITIONS = 4
+DEFAULT_SEED = 107
+DEFAULT_TIMEOUT = 660
+DEFAULT_RUN_TIMEOUT = 7200
+MAX_REPETITIONS = 1000
+
+# Options that only mean something with --paired, in the spec's order (option -> field).
+# --live and --no-live are one field; live=None means neither was given.
+PAIRED_ONLY = (
+    ("--config", "config"),
+    ("--repetitions", "repetitions"),
+    ("--seed", "seed"),
+    ("--run-timeout", "run_timeout"),
+    ("--profile-python", "profile_python"),
+    ("--live", "live"),
+    ("--plan", "plan"),
+    ("--approve-plan-digest", "approve_plan_digest"),
+)
+
+SCHEMA_BUDGETS_REFUSAL = (
+    "--schema-budgets is not supported, with or without --paired or --live: the coding disclosure profile "
+    "ignores budget_tokens, so budget variants would be identical treatments under different labels and "
+    "configuration digests, and could not measure a threshold effect (this is not a negative result). "
+    "Only baseline versus coding is supported."
+)
+
+_MODEL = re.compile(r"^(?P<provider>[a-z0-9][a-z0-9._-]{0,63}):(?P<model>[^\s:][^\s]{0,199})$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class CodingOptions:
+    paired: bool = False
+    launcher: Path | None = None
+    source: Path | None = None
+    agent: str | None = None
+    model: str | None = None
+    tasks: str | None = None
+    repetitions: int | None = None
+    seed: int | None = None
+    config: Path | None = None
+    timeout: int | None = None
+    run_timeout: int | None = None
+    profile_python: Path | None = None
+    output: Path | None = None
+    plan: Path | None = None
+    approve_plan_digest: str | None = None
+    live: bool | None = None  # None: neither --live nor --no-live
+    failure_dir: Path | None = None
+    schema_budgets: tuple[str, ...] = ()  # every --schema-budgets given, with any value
+
+
+@dataclass(frozen=True)
+class ModelRoute:
+    provider: str
+    model: str
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+
+def or_default(value: T | None, default: T) -> T:
+    return default if value is None else value
+
+
+# --- mode rules (checked before anything else) ------------------------------
+
+
+def reject_unsupported(opts: CodingOptions) -> None:
+    if opts.schema_budgets:
+        raise UsageProblem(SCHEMA_BUDGETS_REFUSAL, option="--schema-budgets")
+
+
+def paired_only_given(opts: CodingOptions) -> list[str]:
+    names = []
+    for name, field in PAIRED_ONLY:
+        value = getattr(opts, field)
+        if value is not None:
+            names.append("--no-live" if value is False else name)
+    return names
+
+
+def reject_paired_only(opts: CodingOptions) -> None:
+    """Paired-only options without --paired are refused, never ignored.
+
+    Ignoring them would let an operator who meant a bounded paired run fall
+    through to the nonpaired lane, which makes live calls without the plan gate.
+    """
+    if opts.paired:
+        return
+    names = paired_only_given(opts)
+    if names:
+        listed = ", ".join(names)
+        raise UsageProblem(
+            f"{listed} only apply with --paired; without it they would be ignored and the nonpaired lane would run instead",
+            option=names[0],
+        )
+
+
+def check_mode(opts: CodingOptions) -> None:
+    """What every lane checks first: unsupported options, paired-only ones, then the
+    values whose rules do not depend on the lane."""
+    reject_unsupported(opts)
+    reject_paired_only(opts)
+    check_numbers(opts)
+    parse_model(opts.model)
+    if opts.output is None:
+        raise UsageProblem("--output FILE.json is required (write it outside the source checkout)", option="--output")
+
+
+def check_live_options(opts: CodingOptions) -> None:
+    """--plan/--approve-plan-digest belong to --live; --live needs both."""
+    if not opts.live:
+        for name, value in (("--plan", opts.plan), ("--approve-plan-digest", opts.approve_plan_digest)):
+            if value is not None:
+                raise UsageProblem(f"{name} is only used with --live; plan-only mode writes a new template and approves nothing", option=name)
+        return
+    if opts.plan is None:
+        raise UsageProblem("--live needs --plan FILE.json, the reviewed and approved plan object", option="--plan")
+    if opts.approve_plan_digest is None:
+        raise UsageProblem("--live needs --approve-plan-digest SHA256 of the approved plan", option="--approve-plan-digest")
+    if not _SHA256.match(opts.approve_plan_digest):
+        raise UsageProblem("must be 64 lowercase hexadecimal characters (a SHA-256 digest)", option="--approve-plan-digest")
+
+
+# --- single values ----------------------------------------------------------
+
+
+def check_positive(value: int | None, option: str, upper: int | None = None) -> None:
+    if value is None:
+        return
+    if value <= 0:
+        raise UsageProblem(f"must be a positive whole number, got {value}", option=option)
+    if upper is not None and value > upper:
+        raise UsageProblem(f"must be at most {upper}, got {value}", option=option)
+
+
+def check_numbers(opts: CodingOptions) -> None:
+    check_positive(opts.repetitions, "--repetitions", MAX_REPETITIONS)
+    check_positive(opts.timeout, "--timeout")
+    check_positive(opts.run_timeout, "--run-timeout")
+
+
+def parse_model(value: str | None) -> ModelRoute:
+    text = or_default(value, DEFAULT_MODEL)
+    match = _MODEL.match(text)
+    if not match:
+        raise UsageProblem(
+            f"{text!r} is not PROVIDER:MODEL (a lowercase provider name, a colon, a model name without spaces), "
+            f"e.g. {DEFAULT_MODEL}",
+            option="--model",
+        )
+    return ModelRoute(provider=match["provider"], model=match["model"])
+
+
+def resolve_source(value: Path | None, cwd: Path) -> Path:
+    """The checkout: ``--source`` (which must be a git root) or the git root of ``cwd``."""
+    if value is None:
+        root = git_toplevel(cwd)
+        if root is None:
+            raise UsageProblem(f"{cwd} is not inside a git checkout; run from the source checkout or give --source DIR", option="--source")
+        return root.resolve()
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise UsageProblem(f"{value} is not a directory", option="--source")
+    root = git_toplevel(path)
+    if root is None:
+        raise UsageProblem(f"{value} is not a git checkout; the source digest needs git's view of tracked and ignored files", option="--source")
+    if root.resolve() != path.resolve():
+        raise UsageProblem(f"{value} is inside the checkout {root}; give the checkout's root", option="--source")
+    return root.resolve()
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` (resolved, symlinks followed) lies in ``root`` (resolved)."""
+    return Path(path).expanduser().resolve().is_relative_to(Path(root).resolve())
+
+
+def resolve_launcher(value: Path | None, source: Path) -> Path | None:
+    """The launcher, resolved; it must be an executable file inside ``source``.
+
+    A launcher elsewhere (installed on PATH, another checkout, a symlink leading
+    out of the source) would run a different revision from the one the source
+    digest binds, so it is refused.
+    """
+    if value is None:
+        return None
+    resolved = Path(value).expanduser().resolve()
+    if not resolved.is_relative_to(source):
+        raise UsageProblem(
+            f"{value} resolves to {resolved}, outside the source checkout {source}; an installed launcher from "
+            "another revision is not accepted, use the one in this checkout",
+            option="--launcher",
+        )
+    if not resolved.is_file():
+        raise UsageProblem(f"{value} is not a file", option="--launcher")
+    if not resolved.stat().st_mode & 0o111:
+        raise UsageProblem(f"{value} is not executable", option="--launcher")
+    return resolved
+
+
+def check_outside_source(value: Path | None, source: Path, option: str) -> None:
+    """Outputs, stores and failure bundles must not land in the checkout.
+
+    A new file there changes the source digest, so the plan it belongs to would
+    no longer match the checkout it describes.
+    """
+    if value is not None and inside(value, source):
+        raise UsageProblem(
+            f"{value} is inside the source checkout {source}; write it elsewhere: a new file in the checkout "
+            "changes the source digest and invalidates the plan",
+            option=option,
+        )
+
+
+def resolve_profile_python(value: Path | None) -> PythonInfo:
+    """Run the profiler's interpreter (default: this one) and require Python >= 3.11."""
+    path = Path(value).expanduser() if value is not None else Path(sys.executable)
+    if value is not None and not path.exists():
+        raise UsageProblem(f"{value} does not exist", option="--profile-python")
+    try:
+        info = probe_python(path)
+    except NotAPython as exc:
+        raise UsageProblem(str(exc), option="--profile-python") from None
+    if info.version_info[:2] < MIN_PROFILE_PYTHON:
+        wanted = ".".join(map(str, MIN_PROFILE_PYTHON))
+        found = ".".join(map(str, info.version_info))
+        raise UsageProblem(f"{path} is Python {found}; the profiler needs Python {wanted} or newer", option="--profile-python")
+    return info

@@ -1,0 +1,176 @@
+"""Live paired runs: approval, exact binding, then the schedule under the stop rules.
+
+Nothing here can spend past what the operator approved: before each attempt the
+gates check the stop reason, the whole-run deadline, the attempt count and
+measured spend plus the next per-attempt ceiling. A stop is recorded on the
+campaign and every trial it prevents is recorded ``not_attempted`` with the
+reason, never counted as an attempt or a success.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from campaign import benchmark
+from campaign.agents.profiles import build_artifact_paths
+from campaign.approval import Approval, authorize
+from campaign.errors import Interrupted, UsageProblem
+from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
+from campaign.lanes.options import CodingOptions
+from campaign.lanes.paired_plan import compute_experiment, schedule_for, validate
+from campaign.plan import experiment_digest, read_json_object
+from campaign.spend import budget_allows_next, exceeded_ceiling
+from campaign.store import repository
+from campaign.store.engine import describe
+from campaign.store.migrate import open_store
+from campaign.supervise import critical, interruptible
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LiveResult:
+    campaign_id: int
+    output: Path
+    store: str
+    scheduled: int
+    attempted: int
+    passed: int
+    stop_reason: str | None
+
+
+def gate(*, stop_reason: str | None, now: float, deadline: float, attempted: int, approval: Approval, measured: float) -> str | None:
+    """Why the next attempt must not start, or None. Checked before every attempt."""
+    if stop_reason is not None:
+        return stop_reason
+    if now >= deadline:
+        return "run_deadline"
+    if attempted >= approval.max_attempts:
+        return "max_attempts"
+    if not budget_allows_next(measured, approval.limits):
+        return "spend_limit"
+    return None
+
+
+def after_attempt(result: AttemptOutcome, approval: Approval) -> str | None:
+    """Stops that an attempt's own outcome triggers for every later trial."""
+    if result.stop_reason is not None:
+        return result.stop_reason
+    if exceeded_ceiling(result.record.cost_usd, approval.limits):
+        return "attempt_exceeded_ceiling"
+    if not result.spend_complete:
+        return "spend_incomplete"
+    return None
+
+
+def run(
+    opts: CodingOptions,
+    db: str | None,
+    *,
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    progress: Progress = lambda line: None,
+    timer: Callable[[], float] = time.monotonic,
+    write_output: Callable | None = None,
+) -> LiveResult:
+    environ = os.environ if environ is None else environ
+    inputs = validate(opts, db, Path(cwd or Path.cwd()))
+    plan = read_json_object(Path(opts.plan).expanduser(), "the plan", option="--plan")  # type: ignore[arg-type]
+    if inputs.profile.build_artifacts and not build_artifact_paths(inputs.profile, inputs.source):
+        raise UsageProblem(
+            f"the agent profile {inputs.profile.name!r} declares build artifacts but none exist under {inputs.source}; build first, then plan and approve",
+            option="--agent",
+        )
+    experiment = compute_experiment(inputs)
+    schedule = schedule_for(experiment)
+    approval = authorize(plan, opts.approve_plan_digest or "", len(schedule), environ, experiment.as_dict())
+
+    engine = open_store(db)
+    started = timer()
+    deadline = started + inputs.run_timeout
+    campaign_id = repository.create_campaign(
+        engine,
+        repository.NewCampaign(
+            kind="paired",
+            state="running",
+            live=True,
+            agent=experiment.agent,
+            seed=experiment.seed,
+            experiment=experiment.as_dict(),
+            experiment_digest=experiment_digest(experiment),
+            plan_digest=approval.plan_digest,
+            approved_plan_digest=approval.plan_digest,
+            deadline_at=repository.utcnow() + dt.timedelta(seconds=inputs.run_timeout),
+        ),
+        schedule,
+        model=experiment.model,
+        default_provider=inputs.model.provider,
+    )
+    repository.set_campaign_state(engine, campaign_id, expected=("running",), state="running")
+    configs = {v.variant: v.text for v in inputs.variants}
+    stop_reason: str | None = None
+    attempted = passed = 0
+    try:
+        with interruptible():
+            for trial in repository.trials_in_order(engine, campaign_id):
+                stop_reason = gate(
+                    stop_reason=stop_reason,
+                    now=timer(),
+                    deadline=deadline,
+                    attempted=repository.attempt_count(engine, campaign_id),
+                    approval=approval,
+                    measured=repository.measured_spend(engine, campaign_id),
+                )
+                if stop_reason is not None:
+                    break
+                if not repository.admit_trial(engine, trial.id):
+                    continue
+                attempt = AttemptPlan(
+                    task=benchmark.get_task(trial.task),
+                    profile=inputs.profile,
+                    model=experiment.model,
+                    seed=experiment.seed,
+                    timeout_s=float(inputs.timeout),
+                    variant=trial.variant,
+                    config_text=configs[trial.variant],
+                    credential_names=approval.credential_env,
+                    launcher=str(inputs.launcher) if inputs.launcher else None,
+                    failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
+                )
+                result = run_attempt(engine, trial, attempt, timer=timer, runtime_deadline=deadline)
+                attempted += 1
+                passed += result.outcome == "passed"
+                stop_reason = after_attempt(result, approval)
+                progress(
+                    f"[{trial.position + 1}/{len(schedule)}] {trial.trial_id}: {result.outcome}"
+                    f"{'' if result.failure_class is None else ' (' + result.failure_class + ')'}"
+                    f", spend {repository.measured_spend(engine, campaign_id):.4f}/{approval.limits.max_spend_usd} USD"
+                )
+        _close(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
+    except Interrupted:
+        with critical():
+            _close(engine, campaign_id, "interrupted", state="interrupted")
+            if write_output is not None:
+                write_output(engine, campaign_id, inputs.output)
+        raise
+    if write_output is not None:
+        write_output(engine, campaign_id, inputs.output)
+    return LiveResult(campaign_id, inputs.output, describe(engine.url), len(schedule), attempted, passed, stop_reason)
+
+
+def _close(engine, campaign_id: int, stop_reason: str | None, *, state: str) -> None:
+    if stop_reason is not None:
+        repository.mark_remaining_not_attempted(engine, campaign_id, stop_reason)
+    trials = repository.trials_in_order(engine, campaign_id)
+    completion = {
+        "scheduled": len(trials),
+        "attempted": sum(t.status == "finished" for t in trials),
+        "not_attempted": sum(t.status == "not_attempted" for t in trials),
+        "all_scheduled_trials_ran": all(t.status == "finished" for t in trials),
+    }
+    repository.set_campaign_state(engine, campaign_id, expected=("running",), state=state, stop_reason=stop_reason, completion=completion)

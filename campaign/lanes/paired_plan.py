@@ -1,0 +1,265 @@
+"""The paired plan-only lane: validate, compute the experiment, write the template, record it.
+
+No trial runs and no model is called here. The order is the contract:
+
+1. ``validate``: every rejection (options, source, launcher, agent, config,
+   interpreter, output location), with nothing written;
+2. ``compute_experiment``: read-only hashing of source, build artifacts,
+   config, fixtures and interpreter;
+3. ``run``: open the store, stage the template beside ``--output``, insert the
+   planned campaign and its schedule, then rename the template into place (a
+   failure before the rename leaves neither a stray file nor a half-written one).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from campaign import benchmark
+from campaign.agents.profiles import AgentProfile, build_artifact_paths, load_profile, placeholders, profile_identity
+from campaign.benchmark import Task
+from campaign.config import BaseConfig, VariantConfig, load_base_config, render_variant
+from campaign.digests import GitProblem, PythonInfo, build_digest, file_sha256, git_revision, python_digest, source_digest
+from campaign.errors import UsageProblem
+from campaign.lanes.options import (
+    DEFAULT_AGENT,
+    DEFAULT_REPETITIONS,
+    DEFAULT_RUN_TIMEOUT,
+    DEFAULT_SEED,
+    DEFAULT_TIMEOUT,
+    CodingOptions,
+    ModelRoute,
+    check_live_options,
+    check_mode,
+    check_outside_source,
+    or_default,
+    parse_model,
+    resolve_launcher,
+    resolve_profile_python,
+    resolve_source,
+)
+from campaign.plan import (
+    Experiment,
+    VariantIdentity,
+    canonical_digest,
+    experiment_digest,
+    read_json_object,
+    render_document,
+    stage_atomic,
+    template_document,
+)
+from campaign.schedule import VARIANTS, ScheduledTrial, build_schedule
+from campaign.store import repository
+from campaign.store.engine import DB_ENV, default_db_path, describe
+from campaign.store.migrate import open_store
+
+LIVE_ELSEWHERE = "live paired runs go through campaign.lanes.paired_live, not the plan-only lane"
+
+
+@dataclass(frozen=True)
+class PairedInputs:
+    """Validated, resolved inputs of a paired run (no digests yet)."""
+
+    source: Path
+    launcher: Path | None
+    profile: AgentProfile
+    model: ModelRoute
+    tasks: tuple[Task, ...]
+    repetitions: int
+    seed: int
+    timeout: int
+    run_timeout: int
+    base_config: BaseConfig
+    variants: tuple[VariantConfig, ...]
+    python: PythonInfo
+    output: Path
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    output: Path
+    store: str
+    campaign_id: int
+    plan_digest: str
+    scheduled: int
+    tasks: int
+    repetitions: int
+    variants: tuple[str, ...]
+
+
+# --- 1. validation ----------------------------------------------------------
+
+
+def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
+    """Every rejection of a paired invocation, in a fixed order; reads, never writes."""
+    check_mode(opts)
+    if not opts.paired:
+        raise UsageProblem("the paired lane needs --paired", option="--paired")
+    check_live_options(opts)
+    if opts.config is None:
+        raise UsageProblem("--config FILE.toml is required with --paired: the explicit base config every variant shares", option="--config")
+    model = parse_model(opts.model)
+    tasks = benchmark.resolve_tasks(opts.tasks)
+    source = resolve_source(opts.source, cwd)
+    output = Path(opts.output).expanduser().absolute()  # type: ignore[arg-type]
+    check_output(output, source, opts)
+    check_outside_source(opts.failure_dir, source, "--failure-dir")
+    store_file = sqlite_file(db)
+    if store_file is not None:
+        check_outside_source(store_file, source, "--db")
+    launcher = resolve_launcher(opts.launcher, source)
+    profile = load_profile(opts.agent or DEFAULT_AGENT, source)
+    check_launcher_needed(profile, launcher)
+    base = load_base_config(Path(opts.config).expanduser())
+    variants = tuple(render_variant(base, name) for name in VARIANTS)
+    python = resolve_profile_python(opts.profile_python)
+    if opts.live:
+        read_json_object(Path(opts.plan).expanduser(), "the plan", option="--plan")  # type: ignore[arg-type]
+    return PairedInputs(
+        source=source,
+        launcher=launcher,
+        profile=profile,
+        model=model,
+        tasks=tasks,
+        repetitions=or_default(opts.repetitions, DEFAULT_REPETITIONS),
+        seed=or_default(opts.seed, DEFAULT_SEED),
+        timeout=or_default(opts.timeout, DEFAULT_TIMEOUT),
+        run_timeout=or_default(opts.run_timeout, DEFAULT_RUN_TIMEOUT),
+        base_config=base,
+        variants=variants,
+        python=python,
+        output=output,
+    )
+
+
+def check_output(output: Path, source: Path, opts: CodingOptions) -> None:
+    """The template goes outside the checkout, to a file path that is not an input."""
+    check_outside_source(output, source, "--output")
+    if output.is_dir():
+        raise UsageProblem(f"{opts.output} is a directory; give a file path", option="--output")
+    for name, value in (("--config", opts.config), ("--plan", opts.plan), ("--profile-python", opts.profile_python)):
+        if value is not None and Path(value).expanduser().resolve() == output.resolve():
+            raise UsageProblem(f"would overwrite the {name} file", option="--output")
+    parent = next((p for p in output.parents if p.exists()), None)
+    if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageProblem(f"cannot create {output}: {parent} is not a writable directory", option="--output")
+
+
+def check_launcher_needed(profile: AgentProfile, launcher: Path | None) -> None:
+    """A profile that runs ``{launcher}`` needs --launcher; there is no implicit default."""
+    uses = placeholders(profile.client) | (placeholders(profile.runtime.argv) if profile.runtime else set())
+    if "launcher" in uses and launcher is None:
+        raise UsageProblem(
+            f"the agent profile {profile.name!r} runs {{launcher}}; give --launcher PATH, the executable in the --source checkout",
+            option="--launcher",
+        )
+
+
+def sqlite_file(db: str | None) -> Path | None:
+    """The SQLite file ``--db`` names (without creating anything); None for other backends."""
+    raw = db or os.environ.get(DB_ENV) or str(default_db_path())
+    if "://" not in raw:
+        return Path(raw).expanduser()
+    try:
+        url = make_url(raw)
+    except ArgumentError:
+        return None  # open_store reports the malformed URL
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    return Path(url.database).expanduser()
+
+
+# --- 2. the experiment ------------------------------------------------------
+
+
+def compute_experiment(inputs: PairedInputs) -> Experiment:
+    """Hash everything the live run must reproduce (reads files, runs git; writes nothing)."""
+    source = inputs.source
+    try:
+        revision = git_revision(source)
+        source_hash = source_digest(source)
+    except GitProblem as exc:
+        raise UsageProblem(f"cannot list the files of {source}: {exc}", option="--source") from None
+    except OSError as exc:
+        raise UsageProblem(f"cannot read {exc.filename or 'a file'} in the source checkout: {exc.strerror}", option="--source") from None
+    return Experiment(
+        agent=inputs.profile.name,
+        agent_profile_digest=canonical_digest(profile_identity(inputs.profile)),
+        launcher=inputs.launcher.relative_to(source).as_posix() if inputs.launcher else None,
+        launcher_digest=file_sha256(inputs.launcher) if inputs.launcher else None,
+        tasks=tuple(task.name for task in inputs.tasks),
+        model=str(inputs.model),
+        revision=revision,
+        source_digest=source_hash,
+        compiled_build_digest=build_digest(source, build_artifact_paths(inputs.profile, source)),
+        repetitions=inputs.repetitions,
+        seed=inputs.seed,
+        timeout=inputs.timeout,
+        run_timeout=inputs.run_timeout,
+        variants=tuple(
+            VariantIdentity(name=v.variant, overlay_digest=v.overlay_digest, config_digest=v.digest) for v in inputs.variants
+        ),
+        config_digest=inputs.base_config.digest,
+        fixture_digests={task.name: benchmark.fixture_digest(task) for task in inputs.tasks},
+        profile_python_digest=python_digest(inputs.python.executable, inputs.python.version, inputs.python.tiktoken),
+    )
+
+
+def schedule_for(experiment: Experiment) -> tuple[ScheduledTrial, ...]:
+    return build_schedule(experiment.tasks, experiment.repetitions, experiment.seed, tuple(v.name for v in experiment.variants))
+
+
+# --- 3. the lane ------------------------------------------------------------
+
+
+def run(opts: CodingOptions, db: str | None, cwd: Path | None = None) -> PlanResult:
+    """Plan-only paired mode: write the template and record the planned campaign."""
+    inputs = validate(opts, db, Path(cwd or Path.cwd()))
+    if opts.live:
+        raise UsageProblem(LIVE_ELSEWHERE, option="--live")
+    experiment = compute_experiment(inputs)
+    schedule = schedule_for(experiment)
+    document = template_document(experiment, schedule)
+
+    engine = open_store(db)
+    try:
+        staged = stage_atomic(inputs.output, render_document(document))
+        try:
+            campaign_id = repository.create_campaign(
+                engine,
+                repository.NewCampaign(
+                    kind="paired",
+                    state="planned",
+                    live=False,
+                    agent=experiment.agent,
+                    seed=experiment.seed,
+                    experiment=experiment.as_dict(),
+                    experiment_digest=experiment_digest(experiment),
+                    plan_digest=document["plan_digest"],
+                ),
+                schedule,
+                model=experiment.model,
+                default_provider=inputs.model.provider,
+            )
+            os.replace(staged, inputs.output)
+        except BaseException:
+            staged.unlink(missing_ok=True)
+            raise
+        store = describe(engine.url)
+    finally:
+        engine.dispose()
+    return PlanResult(
+        output=inputs.output,
+        store=store,
+        campaign_id=campaign_id,
+        plan_digest=document["plan_digest"],
+        scheduled=len(schedule),
+        tasks=len(experiment.tasks),
+        repetitions=experiment.repetitions,
+        variants=tuple(v.name for v in experiment.variants),
+    )

@@ -1,0 +1,264 @@
+"""Providers catalog: routes, the one credential per provider, and list prices.
+
+The catalog is a TOML file (``providers.toml`` ships with the engine; an
+operator may give another with ``--providers-catalog``). It is validated
+strictly at load time: an unknown key, a missing price or a malformed
+credential name is an error before anything runs. Its SHA-256 over the file's
+bytes, ``catalog_digest``, is the report's
+``runtime_versions.pricing_catalog_digest``.
+
+Equivalent spend
+----------------
+For one attempt through provider ``p``, with the recorded counters::
+
+    usd = ( uncached_input_tokens * p.prices.uncached_input
+          + cached_input_tokens   * p.prices.cached_input
+          + cache_write_tokens    * p.prices.cache_write
+          + output_tokens         * p.prices.output ) / 1_000_000
+
+rounded to 1e-6 USD (what the offline agent does for its synthetic cost). The
+prices are USD per million tokens. When ANY of the four counters is unknown
+(``None``) the result is ``None``: an unknown counter is never read as zero,
+even where its price is 0.0. The figure carries the provider's ``basis``
+("public list price", or "synthetic" for the offline route) and the label
+"list-price equivalent, not billed": it sits beside measured spend (the cost
+the client reported) and never replaces it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from campaign.agents.profiles import builtin_profile_names
+from campaign.errors import UsageProblem
+
+BUILTIN_CATALOG = Path(__file__).resolve().parent / "providers.toml"
+DEFAULT_PROVIDERS = ("offline",)
+EQUIVALENT_SPEND_LABEL = "list-price equivalent, not billed"
+BASES = ("public list price", "synthetic")
+# The counters equivalent spend needs, in price order (see Prices).
+SPEND_COUNTERS = ("uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+
+_CATALOG_OPTION = "--providers-catalog"
+_PROVIDERS_OPTION = "--providers"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_ROUTE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_CREDENTIAL = re.compile(r"^[A-Z][A-Z0-9_]*(API_KEY|ACCESS_TOKEN|AUTH_TOKEN)$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_PROVIDER_KEYS = {"route", "default_model", "credential_env", "agent", "basis", "price_source", "price_date", "prices"}
+_OPTIONAL_KEYS = {"credential_env"}
+_PRICE_KEYS = ("uncached_input", "cached_input", "cache_write", "output")
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Public list prices, USD per million tokens."""
+
+    uncached_input: float
+    cached_input: float
+    cache_write: float
+    output: float
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    # The PROVIDER part of the PROVIDER:MODEL route.
+    route: str
+    default_model: str
+    # The one variable forwarded to this provider's attempts; None: none needed.
+    credential_env: str | None
+    # The agent profile used by default (a built-in profile name).
+    agent: str
+    basis: str
+    price_source: str
+    price_date: str
+    prices: Prices
+
+    @property
+    def model(self) -> str:
+        """The default PROVIDER:MODEL route."""
+        return f"{self.route}:{self.default_model}"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    providers: tuple[Provider, ...]
+    # The file it was read from and the SHA-256 of exactly the bytes parsed.
+    path: Path
+    digest: str
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.providers)
+
+    def get(self, name: str) -> Provider | None:
+        return next((p for p in self.providers if p.name == name), None)
+
+
+@dataclass(frozen=True)
+class EquivalentSpend:
+    usd: float | None
+    basis: str
+    label: str = EQUIVALENT_SPEND_LABEL
+
+
+def catalog_digest(path: Path | None = None) -> str:
+    """SHA-256 of the catalog file's bytes: the pricing catalog digest."""
+    return hashlib.sha256(_read(path or BUILTIN_CATALOG)).hexdigest()
+
+
+def load_catalog(path: Path | None = None) -> Catalog:
+    """The shipped catalog, or the one at ``path``; UsageProblem names what is wrong."""
+    source = Path(path).expanduser().resolve() if path is not None else BUILTIN_CATALOG
+    raw = _read(source)
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageProblem(f"cannot parse providers catalog {source}: {exc}", option=_CATALOG_OPTION) from None
+    try:
+        providers = parse_catalog(data)
+    except ValueError as exc:
+        raise UsageProblem(f"providers catalog {source}: {exc}", option=_CATALOG_OPTION) from None
+    return Catalog(providers=providers, path=source, digest=hashlib.sha256(raw).hexdigest())
+
+
+def resolve_providers(spec: str | None, catalog: Catalog) -> tuple[Provider, ...]:
+    """``--providers NAME,NAME`` in the given order; None means DEFAULT_PROVIDERS."""
+    names = list(DEFAULT_PROVIDERS) if spec is None else [part.strip() for part in spec.split(",")]
+    if not names or any(not n for n in names):
+        raise UsageProblem(f"give provider names separated by commas, e.g. {','.join(catalog.names()[:2])}", option=_PROVIDERS_OPTION)
+    seen: set[str] = set()
+    out: list[Provider] = []
+    for name in names:
+        if name in seen:
+            raise UsageProblem(f"provider {name!r} is named twice", option=_PROVIDERS_OPTION)
+        seen.add(name)
+        provider = catalog.get(name)
+        if provider is None:
+            raise UsageProblem(f"unknown provider {name!r}; the catalog has: {', '.join(catalog.names())}", option=_PROVIDERS_OPTION)
+        out.append(provider)
+    return tuple(out)
+
+
+def equivalent_spend(counters: Any, provider: Provider) -> EquivalentSpend:
+    """Recorded counters x list prices (formula in the module docstring).
+
+    ``counters`` is anything carrying the four SPEND_COUNTERS: a mapping, an
+    AgentRecord, or an attempt row.
+    """
+    values = [_counter(counters, name) for name in SPEND_COUNTERS]
+    if any(v is None for v in values):
+        return EquivalentSpend(None, provider.basis)
+    prices = (provider.prices.uncached_input, provider.prices.cached_input, provider.prices.cache_write, provider.prices.output)
+    usd = sum(tokens * price for tokens, price in zip(values, prices)) / 1_000_000
+    return EquivalentSpend(round(usd, 6), provider.basis)
+
+
+# --- validation -------------------------------------------------------------------
+
+
+def parse_catalog(data: Mapping[str, Any]) -> tuple[Provider, ...]:
+    """Validate a parsed catalog; ValueError names the first thing wrong."""
+    _no_unknown_keys(data, {"providers"}, "")
+    table = data.get("providers")
+    if not isinstance(table, dict) or not table:
+        raise ValueError("needs at least one [providers.NAME] table")
+    return tuple(_provider(name, entry) for name, entry in table.items())
+
+
+def _provider(name: str, entry: Any) -> Provider:
+    where = f"providers.{name}"
+    if not _NAME.match(name):
+        raise ValueError(f"{where}: name must be lowercase letters, digits, '.', '_' or '-'")
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where} must be a table")
+    _no_unknown_keys(entry, _PROVIDER_KEYS, f"{where}.")
+    missing = sorted(_PROVIDER_KEYS - _OPTIONAL_KEYS - set(entry))
+    if missing:
+        raise ValueError(f"{where}: missing key {missing[0]}")
+    text = {key: _text(entry, key, where) for key in ("route", "default_model", "agent", "basis", "price_source", "price_date")}
+    if not _ROUTE.match(text["route"]):
+        raise ValueError(f"{where}.route {text['route']!r} must be letters, digits, '.', '_' or '-' (no ':')")
+    if text["basis"] not in BASES:
+        raise ValueError(f"{where}.basis must be one of {', '.join(repr(b) for b in BASES)}")
+    if not _DATE.match(text["price_date"]) or not _is_date(text["price_date"]):
+        raise ValueError(f"{where}.price_date must be a date written YYYY-MM-DD")
+    credential = entry.get("credential_env")
+    if credential is not None and not (isinstance(credential, str) and _CREDENTIAL.match(credential)):
+        raise ValueError(f"{where}.credential_env must be an uppercase name ending in API_KEY, ACCESS_TOKEN or AUTH_TOKEN")
+    if text["agent"] not in builtin_profile_names():
+        raise ValueError(f"{where}.agent {text['agent']!r} is not a built-in agent profile ({', '.join(builtin_profile_names())})")
+    if credential is None and text["basis"] != "synthetic":
+        raise ValueError(f"{where}: a provider priced at a public list price needs its credential_env")
+    return Provider(
+        name=name,
+        route=text["route"],
+        default_model=text["default_model"],
+        credential_env=credential,
+        agent=text["agent"],
+        basis=text["basis"],
+        price_source=text["price_source"],
+        price_date=text["price_date"],
+        prices=_prices(entry["prices"], f"{where}.prices"),
+    )
+
+
+def _prices(table: Any, where: str) -> Prices:
+    if not isinstance(table, dict):
+        raise ValueError(f"{where} must be a table of USD per million tokens")
+    _no_unknown_keys(table, set(_PRICE_KEYS), f"{where}.")
+    values = {}
+    for key in _PRICE_KEYS:
+        if key not in table:
+            raise ValueError(f"{where}: missing key {key}")
+        value = table[key]
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not (numeric and math.isfinite(value) and value >= 0):
+            raise ValueError(f"{where}.{key} must be a finite, non-negative number (USD per million tokens)")
+        values[key] = float(value)
+    return Prices(**values)
+
+
+def _text(entry: Mapping[str, Any], key: str, where: str) -> str:
+    value = entry[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{where}.{key} must be a non-empty string")
+    return value
+
+
+def _is_date(value: str) -> bool:
+    try:
+        dt.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _no_unknown_keys(table: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ValueError(f"unknown key {prefix}{unknown[0]} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _counter(counters: Any, name: str) -> int | None:
+    value = counters.get(name) if isinstance(counters, Mapping) else getattr(counters, name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative int or None, got {value!r}")
+    return value
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageProblem(f"cannot read providers catalog {path}: {exc.strerror or exc}", option=_CATALOG_OPTION) from None

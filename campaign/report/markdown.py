@@ -1,0 +1,246 @@
+"""The Markdown summary: the sanitized report said in words.
+
+Rendered from the sanitized report dictionary only (never from the store), so
+it can show nothing the allowlist did not let through. Every sentence here is
+code-authored; the only values interpolated are numbers, booleans, digests,
+enum members and pattern-checked ids.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_BASIS = {
+    "synthetic_figures": "the figures are synthetic (offline agent), so they say nothing about any model",
+    "no_paired_evidence": "no pair has both variants attempted, so there is no paired evidence",
+    "single_task_cluster": "only one task cluster has complete pairs, so there is no uncertainty interval",
+    "exploratory_task_sample": "the task sample is small, so the result is exploratory",
+    "interval_includes_zero": "the 95% interval of the verified-success difference includes zero",
+    "success_regression": "the verified-success difference is negative with an interval below zero",
+    "measured_benefit_requires_review": (
+        "the verified-success interval lies above zero; a promotion still needs a named profile, "
+        "its success and security checks, and review of cache and pricing caveats"
+    ),
+}
+_FACTORS = {
+    "provider_cache_state": "Provider cache state: fresh local state is not a provider-cache flush; cold/warm regimes are unknown.",
+    "provider_queue": "Provider queueing.",
+    "provider_load": "Provider load.",
+    "pricing_drift": "Pricing drift of the catalog behind runtime-reported cost.",
+    "route_drift": "Provider route drift.",
+    "os_scheduling": "Operating-system scheduling on the runner.",
+    "reasoning_provider_default": "Reasoning: not set in the base config, so it is the provider default (recorded, not fixed).",
+    "reasoning_configured_not_verified": "Reasoning: set in the base config; the provider's actual effort is not observed.",
+}
+_COUNTER_LABELS = {
+    "verified_pass": "verified outcome",
+    "wall_seconds": "wall seconds",
+    "completed_turns": "completed parent turns",
+    "uncached_input_tokens": "uncached input tokens",
+    "cached_input_tokens": "cached input tokens",
+    "cache_write_tokens": "cache-write tokens",
+    "output_tokens": "output tokens",
+    "tool_errors": "tool errors",
+    "discovery_failures": "discovery failures (needs the diagnostic version marker)",
+    "incorrect_tool_calls": "incorrect tool calls (needs the diagnostic version marker)",
+    "cost_usd": "cost",
+}
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.{digits}f}"
+
+
+def _signed(value: Any, digits: int = 3) -> str:
+    return "null" if value is None else f"{value:+.{digits}f}"
+
+
+def _usd(value: Any) -> str:
+    return "null" if value is None else f"{value:.4f}"
+
+
+def _or_reason(value: str, reason: Any) -> str:
+    return f"{value} ({reason})" if reason else value
+
+
+def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
+    c = report["campaign"]
+    done = report["completion"]
+    lines: list[str] = [f"# Paired disclosure report: campaign {c['id']}", ""]
+    if report["synthetic"]:
+        lines += ["> **Synthetic figures.** The offline agent produced every number below. They exercise the engine, not any model; do not cite them as evidence.", ""]
+    if report["evidence"] != "live":
+        lines += ["> **No paid calls.** This campaign was not run live.", ""]
+    lines += [
+        f"Report `{report['kind']}`, schema version {report['schema_version']}, campaign kind `{c['kind']}`, state `{c['state']}`, "
+        f"stop reason `{c['stop_reason'] or 'none'}`.",
+        "",
+    ]
+    if report["scope"]["provider"]:
+        lines += [f"Scope: provider `{report['scope']['provider']}` only.", ""]
+    lines += [
+        "## Completion",
+        "",
+        f"- Scheduled trials: {done['scheduled']}; attempted: {done['attempted']}; not attempted: {done['not_attempted']}.",
+    ]
+    for reason, count in (done["not_attempted_by_reason"] or {}).items():
+        lines.append(f"  - not attempted, `{reason}`: {count}")
+    for status, count in (done["attempts_by_status"] or {}).items():
+        lines.append(f"  - attempts `{status}`: {count}")
+    if not done["all_scheduled_attempted"]:
+        lines.append("- Not every scheduled trial ran: read these counts with the outcome summary; this report is not proof of a complete run.")
+    lines.append("- Not-attempted trials are never counted as attempts or successes.")
+
+    decision = report["decision"]
+    lines += [
+        "",
+        "## Decision",
+        "",
+        "**Keep current defaults; keep the coding disclosure profile opt-in.** No profile is promoted by this report.",
+        "",
+        f"Basis: {_BASIS.get(decision['basis'], decision['basis'])}.",
+        "Smaller tool schemas or lower schema-token estimates are not evidence of better coding outcomes and never justify promotion.",
+    ]
+
+    lines += _variant_section(report)
+    lines += _difference_section(report, svg_name)
+    lines += _missing_section(report)
+    lines += [
+        "",
+        "## Cost basis",
+        "",
+        "`measured_spend_usd` is runtime-reported cost (costUsd) from model-catalog price estimates: an estimate, not a provider invoice. "
+        "It sums every attempt, failures included; a partial sum is not proof of zero spend. No cost is made up from tool counts or missing usage.",
+    ]
+    if any(v.get("equivalent_spend_usd") is not None for v in report["variants"]):
+        lines.append("Equivalent spend is recorded token counters x public list price: list-price equivalent, not billed.")
+    pricing = report["runtime_versions"]
+    lines.append(f"Pricing catalog digest: {_or_reason('`' + pricing['pricing_catalog_digest'] + '`' if pricing['pricing_catalog_digest'] else 'null', pricing['pricing_catalog_digest_reason'])}.")
+    lines += ["", "## Uncontrolled factors", ""]
+    lines += [f"- {_FACTORS.get(f, f)}" for f in report["uncontrolled_factors"]]
+    lines += _identity_section(report)
+    red = report["redaction"]
+    lines += [
+        "",
+        "## Sharing",
+        "",
+        "This summary and its JSON hold only allowlisted fields: code-authored ids, numbers, hashes, bounded failure classes and runtime/model metadata. "
+        "No prompts, model output, reasoning, credentials, headers, tool outputs, paths or exception text. Share them only after review; "
+        "never share private failure bundles, environment snapshots or the base config.",
+        f"Allowlist changes while building: {red['dropped_keys']} keys dropped, {red['unlisted_values']} values outside their vocabulary, "
+        f"{red['redacted_ids']} ids redacted, {red['nulled_values']} values nulled.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _variant_section(report: dict[str, Any]) -> list[str]:
+    show_equivalent = any(v.get("equivalent_spend_usd") is not None for v in report["variants"])
+    header = "| variant | attempts | successes | success rate | measured spend USD | spend complete | cost per verified success USD |"
+    rule = "|---|---:|---:|---:|---:|---|---:|"
+    if show_equivalent:
+        header += " equivalent spend USD (list-price equivalent, not billed) |"
+        rule += "---:|"
+    lines = ["", "## Per variant", "", header, rule]
+    for v in report["variants"]:
+        spend = _usd(v["measured_spend_usd"])
+        if v["measured_spend_status"] == "partial":
+            spend += " (partial)"
+        row = (
+            f"| {v['variant']} | {v['attempts']} | {v['successes']} | {_or_reason(_num(v['success_rate']), v['success_rate_reason'])} "
+            f"| {spend} | {_num(v['spend_complete'])} | {_or_reason(_usd(v['cost_per_verified_success_usd']), v['cost_per_verified_success_reason'])} |"
+        )
+        if show_equivalent:
+            eq = _usd(v["equivalent_spend_usd"]) + (" (partial)" if v["equivalent_spend_status"] == "partial" else "")
+            row += f" {eq} |"
+        lines.append(row)
+    lines.append("")
+    lines.append("Attempts include failures and timeouts; success is the external verifier's verdict only.")
+    return lines
+
+
+def _difference_section(report: dict[str, Any], svg_name: str | None) -> list[str]:
+    pd = report["paired_differences"]
+    boot = pd["bootstrap"]
+    lines = [
+        "",
+        "## Paired differences (coding minus baseline)",
+        "",
+        "Within each task the per-pair differences are averaged, then tasks are weighted equally. "
+        f"The 95% interval is a percentile bootstrap over whole task clusters ({boot['resamples']} resamples, seed {boot['seed']}). "
+        "A missing wall time drops only that pair's wall comparison.",
+    ]
+    if pd["exploratory"]:
+        lines.append(f"**Exploratory:** fewer than {pd['exploratory_below_tasks']} task clusters; not a statistically significant or global ranking.")
+    lines += ["", "| metric | estimate | 95% interval | tasks | pairs |", "|---|---:|---|---:|---:|"]
+    for key, label in (("verified_success", "verified success (rate)"), ("wall_seconds", "wall seconds")):
+        d = pd[key]
+        interval = f"[{_signed(d['ci_low'])}, {_signed(d['ci_high'])}]" if d["ci_low"] is not None else f"null ({d['interval_reason']})"
+        lines.append(f"| {label} | {_or_reason(_signed(d['estimate']), d['estimate_reason'])} | {interval} | {d['tasks']} | {d['pairs']} |")
+    if svg_name:
+        lines += ["", f"![Forest plot of paired differences per task]({svg_name})", "", f"The forest plot ([{svg_name}]({svg_name})) shows each task's mean difference and the overall estimate with its interval."]
+    if pd["per_task"]:
+        lines += ["", "| task | pairs | success difference | wall pairs | wall seconds difference |", "|---|---:|---:|---:|---:|"]
+        for t in pd["per_task"]:
+            lines.append(f"| {t['task']} | {t['pairs']} | {_signed(t['success_difference'])} | {t['wall_pairs']} | {_signed(t['wall_seconds_difference'], 1)} |")
+    return lines
+
+
+def _missing_section(report: dict[str, Any]) -> list[str]:
+    lines = ["", "## What is missing and why", ""]
+    any_missing = False
+    for v in report["variants"]:
+        missing = v["missing"] or {}
+        if missing:
+            any_missing = True
+            counts = "; ".join(f"{_COUNTER_LABELS.get(name, name)} {count}" for name, count in missing.items())
+            lines.append(f"- {v['variant']}, attempts (of {v['attempts']}) with the value unknown, recorded as null and never 0: {counts}.")
+        if v["attempts"] and not v["spend_complete"]:
+            any_missing = True
+            lines.append(
+                f"- {v['variant']}: spend complete for {v['attempts_with_complete_spend']} of {v['attempts']} attempts, "
+                "so measured spend is partial and cost per verified success is not computed."
+            )
+        if v["unfinished_attempts"]:
+            any_missing = True
+            lines.append(f"- {v['variant']}: {v['unfinished_attempts']} attempts did not finish (interrupted or still running).")
+    if report["runtime"]["client_version"] is None:
+        lines.append("- Client/runtime version: not recorded in the store.")
+    if report["runtime_versions"]["pricing_catalog_digest"] is None:
+        lines.append("- Pricing catalog digest: no providers catalog is recorded for this campaign.")
+    if not any_missing:
+        lines.append("- Every outcome and usage counter was observed for every attempt.")
+    return lines
+
+
+def _identity_section(report: dict[str, Any]) -> list[str]:
+    e, a, r = report["experiment"], report["approval"], report["runtime"]
+    rows = [
+        ("experiment digest", a["experiment_digest"]),
+        ("plan digest", a["plan_digest"]),
+        ("approved plan digest", a["approved_plan_digest"]),
+        ("revision", e["revision"]),
+        ("source digest", e["source_digest"]),
+        ("compiled build digest", e["compiled_build_digest"]),
+        ("config digest", e["config_digest"]),
+        ("profile python digest", e["profile_python_digest"]),
+        ("model", e["model"] or r["model"]),
+        ("agent", r["agent"]),
+        ("providers", ", ".join(r["providers"] or []) or None),
+        ("reasoning", e["reasoning"]),
+        ("repetitions", e["repetitions"]),
+        ("seed", e["seed"]),
+        ("attempt timeout seconds", e["timeout"]),
+        ("run timeout seconds", e["run_timeout"]),
+        ("tasks", len(e["tasks"]) if e["tasks"] is not None else None),
+        ("report generator", f"campaign {report['generator']['version']}"),
+    ]
+    lines = ["", "## Identity", "", "| field | value |", "|---|---|"]
+    lines += [f"| {name} | {'null' if value is None else f'`{value}`'} |" for name, value in rows]
+    return lines

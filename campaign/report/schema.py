@@ -1,0 +1,818 @@
+"""The redaction allowlist: a structural schema of everything a shared report may hold.
+
+A report is built as plain Python values, then passed through ``sanitize``
+with ``REPORT_SCHEMA`` before anything is written. The schema has no type for
+free text: a leaf is a number, a boolean, null, a SHA-256 hex digest, a
+timestamp, a member of a code-authored enum, or an identifier matching a
+strict pattern. So a prompt, model output, an exception message, a header, a
+credential or a path cannot reach the JSON, and the Markdown and SVG (which
+are rendered from the sanitized JSON only) cannot show one either. Keys not in
+the schema are dropped; that is how new store columns stay private until
+someone adds them here on purpose.
+
+What happens to a value that does not fit:
+
+- an enum value outside its vocabulary becomes ``"unlisted"`` (extend the
+  vocabulary below to report a new class);
+- an identifier that does not match its pattern becomes ``redacted-<16 hex>``
+  (a SHA-256 prefix, so distinct tasks stay distinct clusters);
+- a digest that is not 64 lowercase hex, a non-finite number, or a value of
+  the wrong type becomes ``null``.
+
+Each of these is counted in the report's ``redaction`` block.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import itertools
+import math
+import re
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+UNLISTED = "unlisted"
+
+# --- code-authored vocabularies ---------------------------------------------------
+
+VARIANTS = ("baseline", "coding")
+DISCLOSURE_PROFILES = ("legacy", "coding")
+CAMPAIGN_KINDS = ("paired", "campaign", "nonpaired")
+CAMPAIGN_STATES = ("planned", "running", "stopped", "completed", "interrupted")
+TRIAL_STATUSES = ("scheduled", "admitted", "finished", "not_attempted")
+ATTEMPT_STATUSES = ("running", "finished", "interrupted")
+AGENTS = ("offline", "claude-code", "codex", "gemini", "opencode", "generic", "mini-swe-agent", "custom")
+
+# Attempt outcomes and failure classes: the adapters' error classes plus the
+# engine's own (verifier, deadline, teardown, gates). Bounded by construction.
+OUTCOMES = (
+    "passed",
+    "pass",
+    "success",
+    "failed",
+    "fail",
+    "failure",
+    "verified_pass",
+    "verified_fail",
+    "timeout",
+    "timed_out",
+    "error",
+    "interrupted",
+    "cleanup_unverified",
+    "not_verified",
+    "unverified",
+)
+FAILURE_CLASSES = (
+    # adapters (campaign.agents.record.ERROR_CLASSES)
+    "unparseable_output",
+    "empty_output",
+    "agent_error",
+    "max_turns",
+    "permission_denied",
+    # engine
+    "verifier_failed",
+    "verification_failed",
+    "verifier_error",
+    "verifier_timeout",
+    "tests_failed",
+    "timeout",
+    "timed_out",
+    "attempt_timeout",
+    "client_timeout",
+    "deadline",
+    "run_deadline",
+    "interrupted",
+    "boot_failed",
+    "runtime_boot_failed",
+    "health_check_failed",
+    "profile_mismatch",
+    "profile_gate_failed",
+    "applied_profile_mismatch",
+    "missing_applied_profile",
+    "missing_failed_tool_call",
+    "fixture_failed",
+    "fixture_error",
+    "spawn_failed",
+    "launch_failed",
+    "client_error",
+    "client_failed",
+    "cleanup_unverified",
+    "disposal_failed",
+    "disposal_incomplete",
+    "finalization_failed",
+    "spend_ceiling_exceeded",
+    "attempt_ceiling_exceeded",
+    "spend_incomplete",
+    "internal_error",
+    "crashed",
+)
+TEARDOWN_OUTCOMES = (
+    "clean",
+    "graceful",
+    "terminated",
+    "forced",
+    "killed",
+    "recovered",
+    "verified",
+    "cleanup_verified",
+    "cleanup_unverified",
+    "unverified",
+    "not_started",
+    "interrupted",
+    "timeout",
+)
+CONTAINMENT = ("cgroup", "cgroup_v2", "process_group", "subreaper", "pidfd", "kqueue", "none")
+STOP_REASONS = (
+    "completed",
+    "all_attempted",
+    "spend_cap",
+    "max_spend",
+    "max_spend_reached",
+    "spend_gate",
+    "budget",
+    "budget_exhausted",
+    "attempt_ceiling_exceeded",
+    "per_attempt_ceiling_exceeded",
+    "spend_ceiling_exceeded",
+    "spend_missing",
+    "spend_incomplete",
+    "incomplete_spend",
+    "missing_spend",
+    "incomplete_missing_spend",
+    "cleanup_unverified",
+    "disposal_failed",
+    "disposal_incomplete",
+    "finalization_failed",
+    "finalization_incomplete",
+    "run_deadline",
+    "run_deadline_reached",
+    "run_timeout",
+    "deadline",
+    "deadline_reached",
+    "interrupted",
+    "max_attempts",
+    "max_attempts_reached",
+    "operator_stop",
+    "profile_mismatch",
+    "profile_gate_failed",
+    "resume_blocked",
+    "prior_stop",
+    "stopped",
+)
+# Why a scheduled trial has no attempt: the stop reasons, plus the report's own.
+NOT_ATTEMPTED_REASONS = STOP_REASONS + ("not_reached", "admitted_without_attempt", "campaign_stopped")
+REASONING = ("provider_default", "none", "minimal", "low", "medium", "high", "xhigh", "max")
+
+# Why a figure is null (the report authors these; nothing else can).
+NULL_REASONS = (
+    "no_attempts",
+    "no_measured_spend",
+    "incomplete_missing_spend",
+    "undefined_zero_successes",
+    "no_complete_pairs",
+    "no_pairs_with_both_wall_times",
+    "single_task_cluster",
+    "no_providers_catalog",
+    "not_recorded_in_store",
+    "no_diagnostic_events_version",
+)
+SPEND_STATUS = ("complete", "partial", "none_measured", "no_attempts")
+UNCONTROLLED_FACTORS = (
+    "provider_cache_state",
+    "provider_queue",
+    "provider_load",
+    "pricing_drift",
+    "route_drift",
+    "os_scheduling",
+    "reasoning_provider_default",
+    "reasoning_configured_not_verified",
+)
+EVIDENCE = ("live", "offline_unpaid")
+DECISION_BASIS = (
+    "synthetic_figures",
+    "no_paired_evidence",
+    "single_task_cluster",
+    "exploratory_task_sample",
+    "interval_includes_zero",
+    "success_regression",
+    "measured_benefit_requires_review",
+)
+
+# --- patterns ----------------------------------------------------------------------
+
+_SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._+@-]{0,63}"
+TOKEN_RE = re.compile(rf"{_SEGMENT}")
+# pair/trial ids: provider/task/rN/variant
+SCHEDULE_ID_RE = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT}){{0,4}}")
+# PROVIDER:MODEL, the model part may hold up to two slashes (org/model).
+MODEL_RE = re.compile(rf"{_SEGMENT}(?::{_SEGMENT}(?:/{_SEGMENT}){{0,2}})?")
+SHA256_RE = re.compile(r"[0-9a-f]{64}")
+REVISION_RE = re.compile(r"[0-9a-f]{7,64}")
+TIMESTAMP_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|\+00:00)")
+VERSION_RE = re.compile(r"[0-9]+(?:\.[0-9A-Za-z]+){0,4}")
+MAX_ID_LENGTH = 160
+
+
+@dataclass
+class Stats:
+    """What the sanitizer changed; reported so a reader sees the allowlist at work."""
+
+    dropped_keys: int = 0
+    unlisted_values: int = 0
+    redacted_ids: int = 0
+    nulled_values: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {"dropped_keys": self.dropped_keys, "unlisted_values": self.unlisted_values, "redacted_ids": self.redacted_ids, "nulled_values": self.nulled_values}
+
+
+Cleaner = Callable[[Any, Stats], Any]
+
+
+class Type:
+    """A schema node. ``compile`` returns a function value -> allowed value."""
+
+    def compile(self) -> Cleaner:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Int(Type):
+    def compile(self) -> Cleaner:
+        def clean(v: Any, s: Stats) -> int | None:
+            if v is None or type(v) is int:
+                return v
+            s.nulled_values += 1
+            return None
+
+        return clean
+
+
+@dataclass(frozen=True)
+class Num(Type):
+    def compile(self) -> Cleaner:
+        def clean(v: Any, s: Stats) -> float | int | None:
+            t = type(v)
+            if v is None or t is int:
+                return v
+            if t is float and math.isfinite(v):
+                return v
+            s.nulled_values += 1
+            return None
+
+        return clean
+
+
+@dataclass(frozen=True)
+class Bool(Type):
+    def compile(self) -> Cleaner:
+        def clean(v: Any, s: Stats) -> bool | None:
+            if v is None or v is True or v is False:
+                return v
+            s.nulled_values += 1
+            return None
+
+        return clean
+
+
+@dataclass(frozen=True)
+class Const(Type):
+    """A fixed code-authored value; anything else is replaced by it."""
+
+    value: Any
+
+    def compile(self) -> Cleaner:
+        value = self.value
+        return lambda v, s: value
+
+
+@dataclass(frozen=True)
+class Enum(Type):
+    values: tuple[str, ...]
+
+    def compile(self) -> Cleaner:
+        allowed = frozenset(self.values) | {UNLISTED}
+
+        def clean(v: Any, s: Stats) -> str | None:
+            if v is None:
+                return None
+            if type(v) is str and v in allowed:
+                return v
+            s.unlisted_values += 1
+            return UNLISTED
+
+        return clean
+
+
+@dataclass(frozen=True)
+class Pattern(Type):
+    """A string matching ``regex`` in full; otherwise ``redacted-<hash>`` or null."""
+
+    regex: re.Pattern[str]
+    redact: bool = True
+
+    def compile(self) -> Cleaner:
+        fullmatch = self.regex.fullmatch
+        redact = self.redact
+        cache: dict[str, tuple[str | None, bool]] = {}
+
+        def clean(v: Any, s: Stats) -> str | None:
+            if v is None:
+                return None
+            if type(v) is not str:
+                s.nulled_values += 1
+                return None
+            hit = cache.get(v)
+            if hit is None:
+                ok = len(v) <= MAX_ID_LENGTH and fullmatch(v) is not None
+                hit = (v, False) if ok else (redacted_id(v) if redact else None, True)
+                if len(cache) < 100_000:
+                    cache[v] = hit
+            if hit[1]:
+                _count(s, redact)
+            return hit[0]
+
+        return clean
+
+
+def _count(s: Stats, redact: bool) -> None:
+    if redact:
+        s.redacted_ids += 1
+    else:
+        s.nulled_values += 1
+
+
+def redacted_id(value: str) -> str:
+    return "redacted-" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def Id() -> Pattern:
+    return Pattern(TOKEN_RE)
+
+
+def ScheduleId() -> Pattern:
+    return Pattern(SCHEDULE_ID_RE)
+
+
+def Model() -> Pattern:
+    return Pattern(MODEL_RE)
+
+
+def Sha256() -> Pattern:
+    return Pattern(SHA256_RE, redact=False)
+
+
+def Revision() -> Pattern:
+    return Pattern(REVISION_RE, redact=False)
+
+
+def Version() -> Pattern:
+    return Pattern(VERSION_RE, redact=False)
+
+
+@dataclass(frozen=True)
+class Timestamp(Type):
+    """UTC ISO-8601; datetimes are converted, strings must already be in that form."""
+
+    def compile(self) -> Cleaner:
+        def clean(v: Any, s: Stats) -> str | None:
+            if v is None:
+                return None
+            if isinstance(v, dt.datetime) and v.tzinfo is not None:
+                return v.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+            if type(v) is str and TIMESTAMP_RE.fullmatch(v):
+                return v
+            s.nulled_values += 1
+            return None
+
+        return clean
+
+
+# A generator lets the report stream its per-trial rows through the schema.
+_SEQUENCES = (list, tuple, types.GeneratorType)
+
+
+@dataclass(frozen=True)
+class List(Type):
+    item: Type
+    max_items: int | None = None
+
+    def compile(self) -> Cleaner:
+        item = self.item.compile()
+        limit = self.max_items
+
+        def clean(v: Any, s: Stats) -> list[Any] | None:
+            if v is None:
+                return None
+            if type(v) not in _SEQUENCES:
+                s.nulled_values += 1
+                return None
+            out = [item(x, s) for x in (v if limit is None else itertools.islice(v, limit))]
+            if limit is not None:
+                s.dropped_keys += sum(1 for _ in v) if isinstance(v, types.GeneratorType) else max(0, len(v) - limit)
+            return out
+
+        return clean
+
+
+@dataclass(frozen=True)
+class Obj(Type):
+    """An object with exactly these keys (missing ones become null, extra ones are dropped)."""
+
+    fields: Mapping[str, Type] = field(default_factory=dict)
+
+    def compile(self) -> Cleaner:
+        """A generated function: number, boolean and enum leaves inlined, other leaves called.
+
+        Same result as calling each field's cleaner in turn; generating it makes
+        the per-trial rows (100,000 of them in the benchmark) several times
+        cheaper. Only schema keys (checked to be plain identifiers) and fixed
+        code go into the generated source.
+        """
+        namespace: dict[str, Any] = {"keys": frozenset(self.fields), "isfinite": math.isfinite}
+        body = [
+            "def clean(v, s):",
+            "    if v is None:",
+            "        return None",
+            "    if type(v) is not dict:",
+            "        s.nulled_values += 1",
+            "        return None",
+            "    if not keys.issuperset(v):",
+            "        s.dropped_keys += len(set(v) - keys)",
+            "    get = v.get",
+        ]
+        out = []
+        for i, (key, node) in enumerate(self.fields.items()):
+            if not _KEY_RE.fullmatch(key):
+                raise ValueError(f"schema key {key!r} is not a plain identifier")
+            var = f"a{i}"
+            out.append(f"{key!r}: {var}")
+            if isinstance(node, Int):
+                body += [f"    {var} = get({key!r})", f"    if {var} is not None and type({var}) is not int:", "        s.nulled_values += 1", f"        {var} = None"]
+            elif isinstance(node, Bool):
+                body += [f"    {var} = get({key!r})", f"    if {var} is not None and {var} is not True and {var} is not False:", "        s.nulled_values += 1", f"        {var} = None"]
+            elif isinstance(node, Num):
+                body += [
+                    f"    {var} = get({key!r})",
+                    f"    if {var} is not None and type({var}) is not int and (type({var}) is not float or not isfinite({var})):",
+                    "        s.nulled_values += 1",
+                    f"        {var} = None",
+                ]
+            elif isinstance(node, Enum):
+                namespace[f"e{i}"] = frozenset(node.values) | {UNLISTED}
+                body += [
+                    f"    {var} = get({key!r})",
+                    f"    if {var} is not None and (type({var}) is not str or {var} not in e{i}):",
+                    "        s.unlisted_values += 1",
+                    f"        {var} = {UNLISTED!r}",
+                ]
+            elif isinstance(node, Const):
+                namespace[f"c{i}"] = node.value
+                body.append(f"    {var} = c{i}")
+            else:
+                namespace[f"f{i}"] = node.compile()
+                body.append(f"    {var} = f{i}(get({key!r}), s)")
+        body.append("    return {" + ", ".join(out) + "}")
+        exec("\n".join(body), namespace)  # noqa: S102 - source built from schema keys only
+        return namespace["clean"]
+
+
+_KEY_RE = re.compile(r"[a-z_][a-z0-9_]{0,63}")
+
+
+@dataclass(frozen=True)
+class Map(Type):
+    """An object with data-dependent keys; keys must themselves fit ``key`` (else dropped)."""
+
+    key: Type
+    value: Type
+    max_items: int | None = None
+
+    def compile(self) -> Cleaner:
+        key_fn = self.key.compile()
+        value_fn = self.value.compile()
+        limit = self.max_items
+
+        def clean(v: Any, s: Stats) -> dict[str, Any] | None:
+            if v is None:
+                return None
+            if type(v) is not dict:
+                s.nulled_values += 1
+                return None
+            out: dict[str, Any] = {}
+            for raw_key, raw_value in v.items():
+                if limit is not None and len(out) >= limit:
+                    s.dropped_keys += 1
+                    continue
+                key = key_fn(raw_key, s)
+                if key is None or key in out:
+                    s.dropped_keys += 1
+                    continue
+                out[key] = value_fn(raw_value, s)
+            return out
+
+        return clean
+
+
+# --- the report -----------------------------------------------------------------------
+
+_NULLABLE_REASON = Enum(NULL_REASONS)
+
+SCHEMA_DIAGNOSTICS = Obj(
+    {
+        "basis": Const("diagnostic_only_not_outcome_evidence"),
+        "catalog_digests": List(Sha256(), max_items=64),
+        "full_catalog_digests": List(Sha256(), max_items=64),
+        "request_count": Int(),
+        "terminal_usage_observations": Int(),
+        "cache_observable": Bool(),
+        "visible_schema_tokens": Int(),
+        "disclosure_measurements": Obj(
+            {
+                "profile": Enum(DISCLOSURE_PROFILES),
+                "active": Bool(),
+                "estimated_tokens": Int(),
+                "disclosed_tokens": Int(),
+                "hidden_count": Int(),
+                "disclosed_count": Int(),
+            }
+        ),
+        "resolved_bridge_invocations": Map(Sha256(), Obj({"calls": Int(), "errors": Int()}), max_items=256),
+    }
+)
+
+TRIAL = Obj(
+    {
+        "trial_id": ScheduleId(),
+        "pair_id": ScheduleId(),
+        "task": Id(),
+        "variant": Enum(VARIANTS),
+        "provider": Id(),
+        "repetition": Int(),
+        "pair_order": Int(),
+        "position": Int(),
+        "attempt_seq": Int(),
+        "attempt_status": Enum(ATTEMPT_STATUSES),
+        "outcome": Enum(OUTCOMES),
+        "failure_class": Enum(FAILURE_CLASSES),
+        "verified_pass": Bool(),
+        "verifier_exit_code": Int(),
+        "wall_seconds": Num(),
+        "completed_turns": Int(),
+        "uncached_input_tokens": Int(),
+        "cached_input_tokens": Int(),
+        "cache_write_tokens": Int(),
+        "output_tokens": Int(),
+        "tool_calls": Int(),
+        "tool_errors": Int(),
+        "diagnostic_events_version": Int(),
+        "discovery_failures": Int(),
+        "incorrect_tool_calls": Int(),
+        "tool_error_recoveries": Int(),
+        "cost_usd": Num(),
+        "cost_reported": Bool(),
+        "spend_complete": Bool(),
+        "flush_complete": Bool(),
+        "equivalent_spend_usd": Num(),
+        "cleanup_complete": Bool(),
+        "disposal_complete": Bool(),
+        "finalization_failed": Bool(),
+        "teardown_outcome": Enum(TEARDOWN_OUTCOMES),
+        "containment": Enum(CONTAINMENT),
+        "config_digest": Sha256(),
+        "fixture_digest": Sha256(),
+        "agent_model": Model(),
+        "applied_profiles": List(Enum(DISCLOSURE_PROFILES), max_items=8),
+        "applied_profile_matches_variant": Bool(),
+        "schema_diagnostics": SCHEMA_DIAGNOSTICS,
+    }
+)
+
+NOT_ATTEMPTED = Obj(
+    {
+        "trial_id": ScheduleId(),
+        "pair_id": ScheduleId(),
+        "task": Id(),
+        "variant": Enum(VARIANTS),
+        "provider": Id(),
+        "repetition": Int(),
+        "pair_order": Int(),
+        "position": Int(),
+        "status": Enum(TRIAL_STATUSES),
+        "reason": Enum(NOT_ATTEMPTED_REASONS),
+    }
+)
+
+_COUNTER_NAMES = (
+    "wall_seconds",
+    "completed_turns",
+    "uncached_input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "tool_errors",
+    "discovery_failures",
+    "incorrect_tool_calls",
+    "cost_usd",
+    "verified_pass",
+)
+
+VARIANT = Obj(
+    {
+        "variant": Enum(VARIANTS),
+        "attempts": Int(),
+        "unfinished_attempts": Int(),
+        "successes": Int(),
+        "success_rate": Num(),
+        "success_rate_reason": _NULLABLE_REASON,
+        "measured_spend_usd": Num(),
+        "measured_spend_status": Enum(SPEND_STATUS),
+        "attempts_with_cost": Int(),
+        "attempts_with_complete_spend": Int(),
+        "spend_complete": Bool(),
+        "cost_per_verified_success_usd": Num(),
+        "cost_per_verified_success_reason": _NULLABLE_REASON,
+        "equivalent_spend_usd": Num(),
+        "equivalent_spend_status": Enum(SPEND_STATUS),
+        "equivalent_spend_label": Const("list-price equivalent, not billed"),
+        "equivalent_cost_per_verified_success_usd": Num(),
+        "equivalent_cost_per_verified_success_reason": _NULLABLE_REASON,
+        "wall_seconds_mean": Num(),
+        "wall_seconds_measured": Int(),
+        "tool_error_recoveries": Int(),
+        "tool_error_recoveries_known": Int(),
+        "missing": Map(Enum(_COUNTER_NAMES), Int()),
+    }
+)
+
+DIFFERENCE = Obj(
+    {
+        "metric": Enum(("verified_success", "wall_seconds")),
+        "estimate": Num(),
+        "estimate_reason": _NULLABLE_REASON,
+        "ci_low": Num(),
+        "ci_high": Num(),
+        "interval_reason": _NULLABLE_REASON,
+        "tasks": Int(),
+        "pairs": Int(),
+    }
+)
+
+PER_TASK = Obj(
+    {
+        "task": Id(),
+        "pairs": Int(),
+        "success_difference": Num(),
+        "baseline_successes": Int(),
+        "coding_successes": Int(),
+        "wall_pairs": Int(),
+        "wall_seconds_difference": Num(),
+    }
+)
+
+REDACTION = Obj(
+    {
+        "policy": Const("structural_allowlist"),
+        "dropped_keys": Int(),
+        "unlisted_values": Int(),
+        "redacted_ids": Int(),
+        "nulled_values": Int(),
+    }
+)
+
+REPORT_SCHEMA = Obj(
+    {
+        "schema_version": Const(3),
+        "kind": Const("live_agentic_coding_paired"),
+        "synthetic": Bool(),
+        "evidence": Enum(EVIDENCE),
+        "generator": Obj({"name": Const("campaign"), "version": Version()}),
+        "scope": Obj({"provider": Id()}),
+        "campaign": Obj(
+            {
+                "id": Int(),
+                "kind": Enum(CAMPAIGN_KINDS),
+                "state": Enum(CAMPAIGN_STATES),
+                "live": Bool(),
+                "stop_reason": Enum(STOP_REASONS),
+                "created_at": Timestamp(),
+                "started_at": Timestamp(),
+                "finished_at": Timestamp(),
+                "deadline_at": Timestamp(),
+            }
+        ),
+        "approval": Obj(
+            {
+                "experiment_digest": Sha256(),
+                "plan_digest": Sha256(),
+                "approved_plan_digest": Sha256(),
+                "approved": Bool(),
+            }
+        ),
+        "experiment": Obj(
+            {
+                "tasks": List(Id()),
+                "model": Model(),
+                "agent": Enum(AGENTS),
+                "revision": Revision(),
+                "source_digest": Sha256(),
+                "compiled_build_digest": Sha256(),
+                "repetitions": Int(),
+                "seed": Int(),
+                "timeout": Num(),
+                "run_timeout": Num(),
+                "variants": List(Obj({"name": Enum(VARIANTS), "overlay_digest": Sha256()}), max_items=8),
+                "config_digest": Sha256(),
+                "fixture_digests": Map(Id(), Sha256()),
+                "profile_python_digest": Sha256(),
+                "reasoning": Enum(REASONING),
+            }
+        ),
+        "runtime": Obj(
+            {
+                "agent": Enum(AGENTS),
+                "model": Model(),
+                "providers": List(Id(), max_items=64),
+                "observed_models": List(Model(), max_items=64),
+                "client_version": Version(),
+                "client_version_reason": _NULLABLE_REASON,
+            }
+        ),
+        "runtime_versions": Obj(
+            {
+                "pricing_catalog_digest": Sha256(),
+                "pricing_catalog_digest_reason": _NULLABLE_REASON,
+            }
+        ),
+        "completion": Obj(
+            {
+                "state": Enum(CAMPAIGN_STATES),
+                "stop_reason": Enum(STOP_REASONS),
+                "scheduled": Int(),
+                "attempted": Int(),
+                "attempts_by_status": Map(Enum(ATTEMPT_STATUSES), Int()),
+                "not_attempted": Int(),
+                "not_attempted_by_reason": Map(Enum(NOT_ATTEMPTED_REASONS), Int()),
+                "all_scheduled_attempted": Bool(),
+            }
+        ),
+        "variants": List(VARIANT, max_items=8),
+        "paired_differences": Obj(
+            {
+                "direction": Const("coding_minus_baseline"),
+                "cluster": Const("task"),
+                "weighting": Const("tasks_equal_after_within_task_mean"),
+                "bootstrap": Obj(
+                    {
+                        "method": Const("percentile"),
+                        "resamples": Int(),
+                        "confidence": Num(),
+                        "seed": Int(),
+                        "generator": Const("numpy_pcg64"),
+                        "resampled_unit": Const("task_cluster"),
+                    }
+                ),
+                "exploratory": Bool(),
+                "exploratory_below_tasks": Int(),
+                "verified_success": DIFFERENCE,
+                "wall_seconds": DIFFERENCE,
+                "per_task": List(PER_TASK),
+            }
+        ),
+        "trials": List(TRIAL),
+        "not_attempted_trials": List(NOT_ATTEMPTED),
+        "cost_basis": Const("runtime_reported_catalog_price_estimate_not_invoice"),
+        "uncontrolled_factors": List(Enum(UNCONTROLLED_FACTORS), max_items=16),
+        "decision": Obj(
+            {
+                "recorded": Const("keep_current_defaults"),
+                "coding_profile": Const("opt_in"),
+                "promotion": Const("not_proposed"),
+                "basis": Enum(DECISION_BASIS),
+                "schema_token_estimates_are_evidence": Const(False),
+            }
+        ),
+        "redaction": REDACTION,
+    }
+)
+
+_COMPILED: dict[int, tuple[Type, Cleaner]] = {}
+
+
+def sanitize(doc: Any, schema: Type = REPORT_SCHEMA) -> tuple[Any, Stats]:
+    """The allowlisted copy of ``doc`` and what had to change to get it."""
+    entry = _COMPILED.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        entry = _COMPILED[id(schema)] = (schema, schema.compile())
+    stats = Stats()
+    return entry[1](doc, stats), stats
+
+
+def enum_or_unlisted(value: Any, vocabulary: tuple[str, ...]) -> str | None:
+    """For code that must group by an enum before sanitizing (counts by reason)."""
+    if value is None:
+        return None
+    return value if isinstance(value, str) and value in vocabulary else UNLISTED

@@ -1,0 +1,368 @@
+"""Tamper evidence: every finished attempt row is hashed and chained to the one before.
+
+``row_hash`` is the SHA-256 of the canonical JSON (sorted keys, compact
+separators, no NaN) of ``{"prev_hash": ..., <every HASHED_COLUMNS value>}``,
+with datetimes as ISO 8601 UTC strings. ``prev_hash`` is the ``row_hash`` of
+the row before it in the same campaign by ``seq``; the first row's is the
+campaign's ``experiment_digest`` (the genesis), so the chain is also bound to
+the experiment it ran.
+
+Values are hashed as the store returns them through the models' types, on
+seal and on verify alike, so the hash does not depend on how a dialect spells
+a datetime. An edit that changes nothing a reader sees (a boolean stored as 2
+instead of 1) is therefore not a change.
+
+``seal_attempt`` runs right after ``finish_attempt`` (status ``finished`` or
+``interrupted``), in its own transaction, with a compare-and-set on
+``row_hash IS NULL``. ``verify_chain`` recomputes everything and names each
+problem: an edited row, a deleted row (a gap in ``seq``, a broken link, or a
+finished trial whose attempt row is gone), a reordered row, a finished row left
+unsealed, or a running row with later rows after it. Only a ``running`` row at
+the end of a chain may be unsealed.
+
+This detects edits made outside the engine (ad-hoc SQL, a restored backup
+spliced with another); it is not a signature: whoever runs this code can
+recompute a chain. ``private_root`` is a local path set while the attempt runs
+and is never exported, so it is left out of the hash.
+
+Adding a column to ``attempts``: rows sealed earlier were hashed without it, so
+extending HASHED_COLUMNS needs a way to verify both shapes; the test that
+compares HASHED_COLUMNS with the model fails until someone decides.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Float, exists, func, select, update
+
+from campaign.errors import ConflictError, StoreError, UsageProblem
+from campaign.store.models import Attempt, Campaign, Trial
+
+EXCLUDED_COLUMNS = ("id", "row_hash", "prev_hash", "private_root")
+HASHED_COLUMNS = (
+    "campaign_id", "trial_pk", "seq", "status", "started_at", "ended_at",
+    "outcome", "failure_class", "verified_pass", "verifier_exit_code", "wall_seconds",
+    "completed_turns", "uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens",
+    "tool_calls", "tool_errors", "diagnostic_events_version", "discovery_failures", "incorrect_tool_calls",
+    "cost_usd", "cost_reported", "equivalent_spend_usd", "spend_complete", "flush_complete",
+    "cleanup_complete", "disposal_complete", "finalization_failed", "teardown_outcome", "containment",
+    "config_digest", "fixture_digest", "agent_model", "applied_profiles", "schema_diagnostics",
+)  # fmt: skip
+_FLOAT_COLUMNS = frozenset(c.name for c in Attempt.__table__.columns if isinstance(c.type, Float))
+_ATTEMPTS = Attempt.__table__
+
+
+class ChainBroken(StoreError):
+    """The attempt rows no longer match their hashes; ``problems`` says where."""
+
+    def __init__(self, message: str, problems: Sequence[ChainProblem] = ()) -> None:
+        super().__init__(message)
+        self.problems = tuple(problems)
+
+
+@dataclass(frozen=True)
+class ChainProblem:
+    campaign_id: int
+    # edited | missing | broken_link | unsealed | running_not_last | unreadable
+    kind: str
+    detail: str
+    seq: int | None = None
+    attempt_id: int | None = None
+
+    def line(self) -> str:
+        where = f"campaign {self.campaign_id}"
+        if self.seq is not None:
+            where += f" seq {self.seq}"
+        if self.attempt_id is not None:
+            where += f" (attempt {self.attempt_id})"
+        return f"{where}: {self.kind}: {self.detail}"
+
+
+# --- hashing (pure) ---------------------------------------------------------------
+
+
+def canonical_row(attempt: Any) -> dict[str, Any]:
+    """The hashed values of one attempt row (an Attempt, or a row mapping), as JSON values."""
+    get = attempt.__getitem__ if isinstance(attempt, Mapping) else attempt.__getattribute__
+    return {name: _json_value(name, get(name)) for name in HASHED_COLUMNS}
+
+
+def compute_hash(prev_hash: str | None, row: Mapping[str, Any]) -> str:
+    """SHA-256 over the canonical JSON of the row's values plus its predecessor's hash."""
+    if "prev_hash" in row:
+        raise ValueError("the row's values must not carry their own prev_hash")
+    payload = json.dumps({**row, "prev_hash": prev_hash}, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _json_value(name: str, value: Any) -> Any:
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            raise ValueError(f"{name} is a naive datetime")
+        return value.astimezone(dt.timezone.utc).isoformat()
+    if name in _FLOAT_COLUMNS and isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return value
+    raise ValueError(f"{name} holds a {type(value).__name__}, which has no canonical JSON form")
+
+
+# --- sealing ----------------------------------------------------------------------
+
+
+def seal_attempt(target: Engine | Connection, attempt_id: int) -> str:
+    """Set prev_hash and row_hash on a finished attempt; returns its row_hash.
+
+    With an Engine this is its own transaction; with a Connection it runs in
+    the caller's transaction and the caller commits. Sealing is idempotent. A
+    finished but unsealed run of rows just before this one (a crash between
+    finish and seal) is sealed first, in ``seq`` order. Refused when the row
+    is still running, when an earlier row is still running, or when the
+    earlier rows are not a well-formed chain.
+    """
+    if isinstance(target, Engine):
+        with target.begin() as conn:
+            return _seal(conn, attempt_id)
+    return _seal(target, attempt_id)
+
+
+def seal_pending(target: Engine | Connection, campaign_id: int) -> int:
+    """Seal a campaign's finished-but-unsealed tail, in seq order; returns how many rows."""
+    if isinstance(target, Engine):
+        with target.begin() as conn:
+            return _seal_pending(conn, campaign_id)
+    return _seal_pending(target, campaign_id)
+
+
+def amend_tail(target: Engine | Connection, attempt_id: int, **fields: Any) -> str | None:
+    """Change recorded facts on the last row of a chain and re-seal it; returns its row_hash (None: unsealed).
+
+    For the engine's own late findings on the campaign's last attempt (e.g.
+    ``campaign recover`` proving cleanup after the row was sealed). Refused
+    when a later row exists, when the row already fails its hash (it was
+    edited outside the engine), or when a hashed-away column is named.
+    """
+    unknown = sorted(set(fields) - set(HASHED_COLUMNS) - {"private_root"})
+    if unknown or {"campaign_id", "trial_pk", "seq"} & set(fields):
+        raise ValueError(f"cannot amend {', '.join(unknown) or 'the row identity'}")
+    if isinstance(target, Engine):
+        with target.begin() as conn:
+            return _amend(conn, attempt_id, fields)
+    return _amend(target, attempt_id, fields)
+
+
+def _seal(conn: Connection, attempt_id: int) -> str:
+    row = _row(conn, attempt_id)
+    if row["row_hash"] is not None:
+        return row["row_hash"]
+    if row["status"] == "running":
+        raise ConflictError(f"attempt {attempt_id} is still running; seal it after finish_attempt")
+    prev, _ = _seal_tail(conn, row["campaign_id"], before_seq=row["seq"])
+    return _seal_one(conn, row, prev)
+
+
+def _seal_pending(conn: Connection, campaign_id: int) -> int:
+    links = _links(conn, campaign_id)
+    # A running row may end the chain; everything finished before it gets sealed.
+    before = links[-1]["seq"] if links and links[-1]["status"] == "running" else None
+    return _seal_tail(conn, campaign_id, before_seq=before)[1]
+
+
+def _seal_tail(conn: Connection, campaign_id: int, *, before_seq: int | None) -> tuple[str, int]:
+    """Check the rows before ``before_seq`` form a chain and seal its unsealed finished tail.
+
+    Returns the last row_hash (the genesis for an empty chain) and how many rows were sealed.
+    """
+    prev = _genesis(conn, campaign_id)
+    pending: list[int] = []
+    expected = 1
+    for link in _links(conn, campaign_id):
+        if before_seq is not None and link["seq"] >= before_seq:
+            break
+        if link["seq"] != expected:
+            raise ChainBroken(f"campaign {campaign_id}: attempt seq {expected} is missing; run `campaign verify`")
+        expected += 1
+        if link["row_hash"] is None:
+            if link["status"] == "running":
+                raise ConflictError(f"attempt {link['id']} (seq {link['seq']}) is still running; a later row cannot be sealed past it")
+            pending.append(link["id"])
+        elif pending:
+            raise ChainBroken(f"campaign {campaign_id}: an unsealed row precedes sealed seq {link['seq']}; run `campaign verify`")
+        else:
+            prev = link["row_hash"]
+    if before_seq is not None and before_seq != expected:
+        raise ChainBroken(f"campaign {campaign_id}: attempt seq {expected} is missing; run `campaign verify`")
+    for attempt_id in pending:
+        prev = _seal_one(conn, _row(conn, attempt_id), prev)
+    return prev, len(pending)
+
+
+def _seal_one(conn: Connection, row: Mapping[str, Any], prev: str) -> str:
+    digest = _hash_or_fail(prev, row)
+    stmt = (
+        update(_ATTEMPTS)
+        .where(_ATTEMPTS.c.id == row["id"], _ATTEMPTS.c.row_hash.is_(None), _ATTEMPTS.c.status != "running")
+        .values(prev_hash=prev, row_hash=digest)
+    )
+    if conn.execute(stmt).rowcount != 1:
+        stored = _row(conn, row["id"])
+        if stored["row_hash"] != digest or stored["prev_hash"] != prev:
+            raise ConflictError(f"attempt {row['id']} was sealed or changed by someone else; run `campaign verify`")
+    return digest
+
+
+def _amend(conn: Connection, attempt_id: int, fields: Mapping[str, Any]) -> str | None:
+    row = _row(conn, attempt_id)
+    later = conn.execute(
+        select(func.count()).select_from(_ATTEMPTS).where(_ATTEMPTS.c.campaign_id == row["campaign_id"], _ATTEMPTS.c.seq > row["seq"])
+    ).scalar_one()
+    if later:
+        raise ConflictError(f"attempt {attempt_id} is not the last row of its campaign; its recorded facts stay as they are")
+    if row["row_hash"] is not None and _hash_or_fail(row["prev_hash"], row) != row["row_hash"]:
+        raise ChainBroken(f"attempt {attempt_id} no longer matches its hash; run `campaign verify`")
+    stmt = update(_ATTEMPTS).where(_ATTEMPTS.c.id == attempt_id, _ATTEMPTS.c.status == row["status"])
+    stmt = stmt.where(_ATTEMPTS.c.row_hash.is_(None) if row["row_hash"] is None else _ATTEMPTS.c.row_hash == row["row_hash"])
+    if conn.execute(stmt.values(**fields)).rowcount != 1:
+        raise ConflictError(f"attempt {attempt_id} changed under us; refusing to overwrite")
+    fresh = _row(conn, attempt_id)
+    if fresh["row_hash"] is None:
+        return None
+    digest = _hash_or_fail(fresh["prev_hash"], fresh)
+    conn.execute(update(_ATTEMPTS).where(_ATTEMPTS.c.id == attempt_id).values(row_hash=digest))
+    return digest
+
+
+# --- verification -----------------------------------------------------------------
+
+
+def verify_chain(engine: Engine, campaign_id: int | None = None) -> list[ChainProblem]:
+    """Every problem in one campaign's chain, or in every campaign's; empty when intact."""
+    with engine.connect() as conn:
+        if campaign_id is not None:
+            if conn.execute(select(Campaign.id).where(Campaign.id == campaign_id)).first() is None:
+                raise UsageProblem(f"no campaign {campaign_id} in this store", option="CAMPAIGN_ID")
+            ids = [campaign_id]
+        else:
+            ids = list(conn.execute(select(Campaign.id).order_by(Campaign.id)).scalars())
+        problems: list[ChainProblem] = []
+        for cid in ids:
+            problems += _verify_campaign(conn, cid)
+        return problems
+
+
+def count_rows(engine: Engine, campaign_id: int | None = None) -> int:
+    """How many attempt rows a verification covers."""
+    stmt = select(func.count()).select_from(_ATTEMPTS)
+    if campaign_id is not None:
+        stmt = stmt.where(_ATTEMPTS.c.campaign_id == campaign_id)
+    with engine.connect() as conn:
+        return conn.execute(stmt).scalar_one()
+
+
+def _verify_campaign(conn: Connection, campaign_id: int) -> list[ChainProblem]:
+    problems: list[ChainProblem] = []
+
+    def problem(kind: str, detail: str, row: Mapping[str, Any] | None = None, seq: int | None = None) -> None:
+        problems.append(ChainProblem(campaign_id, kind, detail, seq if row is None else row["seq"], None if row is None else row["id"]))
+
+    rows = _readable_rows(conn, campaign_id, problem)
+    prev: str | None = _genesis(conn, campaign_id)
+    expected = 1
+    for index, row in enumerate(rows):
+        last = index == len(rows) - 1
+        seq = row["seq"]
+        gap = seq != expected
+        if gap:
+            if isinstance(seq, int) and seq > expected:
+                missing = f"seq {expected}" if seq == expected + 1 else f"seqs {expected}-{seq - 1}"
+                problem("missing", f"{missing} missing before this row (a row was deleted or renumbered)", row)
+            else:
+                problem("broken_link", f"seq {seq!r} is out of order (expected {expected})", row)
+        expected = seq + 1 if isinstance(seq, int) else expected + 1
+        if row["row_hash"] is None:
+            if row["status"] == "running":
+                if not last:
+                    problem("running_not_last", "still running, yet later rows exist", row)
+            elif last:
+                problem("unsealed", "finished but not sealed (a crash between finish and seal, or its hash was removed)", row)
+            else:
+                problem("unsealed", "finished but not sealed, yet later rows are (its hash was removed)", row)
+            prev = None
+            continue
+        try:
+            recomputed = compute_hash(row["prev_hash"], canonical_row(row))
+        except ValueError as exc:
+            problem("edited", f"holds a value that cannot be hashed ({exc})", row)
+            recomputed = None
+        if recomputed is not None and recomputed != row["row_hash"]:
+            problem("edited", "contents do not match row_hash (the row was changed after it was sealed)", row)
+        if prev is not None and not gap and row["prev_hash"] != prev:
+            before = "the campaign's experiment digest" if index == 0 else f"the row_hash of seq {rows[index - 1]['seq']}"
+            problem("broken_link", f"prev_hash is not {before} (a row was deleted, inserted or reordered)", row)
+        prev = row["row_hash"]
+
+    orphaned = conn.execute(
+        select(Trial.trial_id)
+        .where(Trial.campaign_id == campaign_id, Trial.status == "finished", ~exists().where(_ATTEMPTS.c.trial_pk == Trial.id))
+        .order_by(Trial.position)
+    ).scalars()
+    for trial_id in orphaned:
+        problem("missing", f"trial {trial_id} is finished but has no attempt row (the row was deleted)")
+    return problems
+
+
+def _readable_rows(conn: Connection, campaign_id: int, problem) -> list[Mapping[str, Any]]:
+    """All rows in seq order; a row the types cannot read becomes a problem, not a crash."""
+    stmt = select(_ATTEMPTS).where(_ATTEMPTS.c.campaign_id == campaign_id).order_by(_ATTEMPTS.c.seq, _ATTEMPTS.c.id)
+    try:
+        return list(conn.execute(stmt).mappings())
+    except (ValueError, TypeError):
+        pass
+    rows = []
+    for attempt_id, seq in conn.execute(select(_ATTEMPTS.c.id, _ATTEMPTS.c.seq).where(_ATTEMPTS.c.campaign_id == campaign_id).order_by(_ATTEMPTS.c.seq, _ATTEMPTS.c.id)):
+        try:
+            rows.append(_row(conn, attempt_id))
+        except (ValueError, TypeError):
+            problem("unreadable", f"attempt {attempt_id}: a value cannot be read as its column's type (the row was edited)", seq=seq if isinstance(seq, int) else None)
+    return rows
+
+
+# --- reads ------------------------------------------------------------------------
+
+
+def _row(conn: Connection, attempt_id: int) -> Mapping[str, Any]:
+    row = conn.execute(select(_ATTEMPTS).where(_ATTEMPTS.c.id == attempt_id)).mappings().first()
+    if row is None:
+        raise UsageProblem(f"no attempt {attempt_id} in this store", option="ATTEMPT_ID")
+    return row
+
+
+def _links(conn: Connection, campaign_id: int) -> list[Mapping[str, Any]]:
+    stmt = (
+        select(_ATTEMPTS.c.id, _ATTEMPTS.c.seq, _ATTEMPTS.c.status, _ATTEMPTS.c.row_hash)
+        .where(_ATTEMPTS.c.campaign_id == campaign_id)
+        .order_by(_ATTEMPTS.c.seq)
+    )
+    return list(conn.execute(stmt).mappings())
+
+
+def _genesis(conn: Connection, campaign_id: int) -> str:
+    digest = conn.execute(select(Campaign.experiment_digest).where(Campaign.id == campaign_id)).scalar_one_or_none()
+    if digest is None:
+        raise UsageProblem(f"no campaign {campaign_id} in this store", option="CAMPAIGN_ID")
+    return digest
+
+
+def _hash_or_fail(prev: str | None, row: Mapping[str, Any]) -> str:
+    try:
+        return compute_hash(prev, canonical_row(row))
+    except ValueError as exc:
+        raise StoreError(f"attempt {row['id']} cannot be sealed: {exc}") from None

@@ -1,0 +1,155 @@
+"""Disposal of a private root through pinned descriptors.
+
+The root is opened relative to its parent with ``O_NOFOLLOW|O_DIRECTORY`` and
+must be the very directory created for the attempt (same ``st_dev``/``st_ino``),
+else disposal is refused. Every entry is handled relative to its parent's
+descriptor: symlinks are unlinked, never followed (their targets are not
+touched); directories are opened ``O_NOFOLLOW`` and checked with
+``os.path.samestat`` against the ``lstat`` taken just before; owned directories
+without the needed permissions are repaired with ``fchmod`` on the held
+descriptor (a directory we cannot even read is pinned with ``O_PATH`` first and
+repaired through its ``/proc/self/fd`` link, which names that exact inode);
+nothing on another filesystem is entered or removed.
+
+Disposal happens only after a verified cleanup *and* a successful profiling
+finalization; otherwise the root is kept as evidence. ``disposal_complete`` and
+``finalization_failed`` are recorded as separate facts.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from campaign.isolation import PrivateRoot
+from campaign.supervise.procfs import IS_LINUX
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+REASONS = ("disposed", "finalization_failed", "cleanup_unverified", "root_missing", "root_replaced", "other_filesystem", "unremovable")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class DisposalResult:
+    disposal_complete: bool
+    reason: str
+    finalization_failed: bool = False
+
+
+class _Refused(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def dispose(root: PrivateRoot, *, finalization_ok: bool, cleanup_complete: bool) -> DisposalResult:
+    """Remove ``root`` when cleanup was verified and finalization succeeded; else keep it."""
+    if not cleanup_complete:
+        return DisposalResult(False, "cleanup_unverified", finalization_failed=not finalization_ok)
+    if not finalization_ok:
+        return DisposalResult(False, "finalization_failed", finalization_failed=True)
+    try:
+        remove_pinned(root)
+    except _Refused as exc:
+        return DisposalResult(False, exc.reason)
+    except OSError:
+        return DisposalResult(False, "unremovable")
+    return DisposalResult(True, "disposed")
+
+
+def record(engine: Engine, attempt_id: int, result: DisposalResult) -> None:
+    """Store ``disposal_complete`` and ``finalization_failed`` on the attempt row."""
+    from campaign.store import repository  # disposal itself needs no store
+
+    attempt = repository.get_attempt(engine, attempt_id)
+    status = attempt.status if attempt is not None else "running"
+    repository.update_attempt(engine, attempt_id, expected=status, disposal_complete=result.disposal_complete, finalization_failed=result.finalization_failed)
+
+
+def remove_pinned(root: PrivateRoot) -> None:
+    parent = os.open(root.path.parent, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    try:
+        name = root.path.name
+        try:
+            before = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            raise _Refused("root_missing") from None
+        if not stat.S_ISDIR(before.st_mode) or (before.st_dev, before.st_ino) != (root.dev, root.ino):
+            raise _Refused("root_replaced")
+        if before.st_uid != os.geteuid():
+            raise _Refused("root_replaced")
+        fd = _open_dir(parent, name, before, root.dev)
+        try:
+            _empty(fd, root.dev)
+        finally:
+            os.close(fd)
+        again = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        if not os.path.samestat(again, before):
+            raise _Refused("root_replaced")
+        os.rmdir(name, dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
+def _open_dir(parent: int, name: str, expected: os.stat_result, dev: int) -> int:
+    """Open a directory entry pinned to ``expected``, repairing owned permissions."""
+    if expected.st_dev != dev:
+        raise _Refused("other_filesystem")
+    owned = expected.st_uid == os.geteuid()
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except PermissionError:
+        if not owned:
+            raise _Refused("unremovable") from None
+        fd = _open_unreadable(parent, name, expected)
+    try:
+        st = os.fstat(fd)
+        if not os.path.samestat(st, expected):
+            raise _Refused("root_replaced")
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o700 != 0o700:
+            if not owned:
+                raise _Refused("unremovable")
+            os.fchmod(fd, mode | 0o700)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_unreadable(parent: int, name: str, expected: os.stat_result) -> int:
+    """Pin a directory we may not read, repair it through that pin, then reopen it."""
+    o_path = getattr(os, "O_PATH", 0)
+    if not IS_LINUX or not o_path:
+        # Without a search-only descriptor, a pathname chmod could be redirected: keep the root.
+        raise _Refused("unremovable")
+    pin = os.open(name, o_path | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    try:
+        if not os.path.samestat(os.fstat(pin), expected):
+            raise _Refused("root_replaced")
+        os.chmod(f"/proc/self/fd/{pin}", stat.S_IMODE(expected.st_mode) | 0o700)
+        return os.open(".", _DIR_FLAGS, dir_fd=pin)
+    finally:
+        os.close(pin)
+
+
+def _empty(dfd: int, dev: int) -> None:
+    with os.scandir(dfd) as it:
+        names = [entry.name for entry in it]
+    for name in names:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        if st.st_dev != dev:
+            raise _Refused("other_filesystem")
+        if stat.S_ISDIR(st.st_mode):
+            sub = _open_dir(dfd, name, st, dev)
+            try:
+                _empty(sub, dev)
+            finally:
+                os.close(sub)
+            os.rmdir(name, dir_fd=dfd)
+        else:
+            os.unlink(name, dir_fd=dfd)  # files, symlinks, fifos, sockets: never followed

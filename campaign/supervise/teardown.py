@@ -1,0 +1,106 @@
+"""Teardown vocabulary: budget, verdicts, outcomes and the private cleanup log.
+
+The spec's shutdown: TERM to the runtime and the owned process groups with a
+5 s grace (skipped as soon as everything has exited), then a bounded forced
+exit, then credential-free offline recovery, all inside a 35 s allowance.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+
+from campaign.isolation import PrivateRoot
+
+OUTCOMES = ("clean", "forced", "recovered", "unverified")
+CONTAINMENTS = ("cgroup2", "subreaper-pidfd", "pgid-only")
+# Bounded reasons a teardown could not prove cleanup (safe for reports).
+REASONS = (
+    "survivors",
+    "ledger_missing",
+    "ledger_unreadable",
+    "recovery_failed",
+    "recovery_timeout",
+    "cgroup_busy",
+    "unprovable_member",
+    "platform_unverifiable",
+)
+
+
+@dataclass(frozen=True)
+class TeardownBudget:
+    """Time bounds, injectable so tests run fast; the defaults are the spec's."""
+
+    grace: float = 5.0  # TERM grace for the runtime and process groups
+    kill_wait: float = 10.0  # bounded wait after SIGKILL / cgroup.kill
+    total: float = 35.0  # whole cleanup allowance, recovery included
+    poll: float = 0.02  # how often exits are checked while waiting
+    run_grace: float = 2.0  # TERM -> KILL for a deadline-owned command that timed out
+    sweep_interval: float = 0.25  # descendant discovery while waiting on a command
+    recovery: bool = True  # run the offline recovery process (the spec requires it)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A deadline-owned command's result. ``exit_code`` is None when it was stopped at
+    the deadline; negative values are the signal that ended it."""
+
+    exit_code: int | None
+    timed_out: bool
+    wall_seconds: float
+
+
+@dataclass(frozen=True)
+class TeardownVerdict:
+    cleanup_complete: bool
+    outcome: str
+    containment: str
+    survivors: int
+    members: int = 0
+    seconds: float = 0.0
+    reasons: tuple[str, ...] = field(default=())
+
+    @property
+    def stop_reason(self) -> str | None:
+        """What the caller records when it must stop admitting later trials."""
+        return None if self.cleanup_complete else "cleanup_unverified"
+
+
+class CleanupLog:
+    """``cleanup.log`` inside the private root, opened relative to a pinned root
+    descriptor with O_NOFOLLOW. Local evidence only: never copied to a report,
+    never given secrets or credentials."""
+
+    def __init__(self, root: PrivateRoot, clock) -> None:
+        self.root = root
+        self.clock = clock
+        self.lines: list[str] = []
+
+    def __call__(self, message: str) -> None:
+        now = self.clock()
+        stamp = now.isoformat(timespec="milliseconds") if isinstance(now, dt.datetime) else str(now)
+        self.lines.append(f"{stamp} {message}")
+
+    def flush(self) -> bool:
+        if not self.lines:
+            return True
+        try:
+            dfd = os.open(self.root.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            st = os.fstat(dfd)
+            if (st.st_dev, st.st_ino) != (self.root.dev, self.root.ino):
+                return False
+            fd = os.open("cleanup.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+            try:
+                os.write(fd, ("\n".join(self.lines) + "\n").encode("utf-8", "replace"))
+            finally:
+                os.close(fd)
+            self.lines.clear()
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(dfd)

@@ -1,0 +1,1 @@
+"""Stand-in scripts and process utilities for the supervision tests."""

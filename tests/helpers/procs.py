@@ -1,0 +1,111 @@
+"""Process utilities for tests: wait on conditions, check birth-bound liveness, and a
+safety net that kills (by proven identity only) whatever a failed test left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HELPERS = Path(__file__).resolve().parent
+AGENT = [sys.executable, "-I", str(HELPERS / "agent.py")]
+RUNNER = [sys.executable, "-I", str(HELPERS / "runner.py")]
+
+
+def containment_modes() -> list[str]:
+    """The containments this machine can test: cgroup2 only where a writable v2 with
+    cgroup.kill exists (probed by creating and removing an empty cgroup)."""
+    from campaign.supervise.cgroup import AttemptCgroup
+
+    probe = AttemptCgroup.create(f"campaign-probe-{os.getpid()}")
+    if probe is None:
+        return ["subreaper-pidfd"]
+    probe.remove()
+    return ["subreaper-pidfd", "cgroup2"]
+
+
+def wait_for(predicate, timeout: float = 10.0, interval: float = 0.01):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        time.sleep(interval)
+
+
+def start_ticks(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    return int(data.rsplit(b")", 1)[1].split()[19])
+
+
+def state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0].decode()
+    except OSError:
+        return None
+
+
+def alive(pid: int, ticks: int) -> bool:
+    """The very process (same birth) still exists and has not exited."""
+    return start_ticks(pid) == ticks and state(pid) not in ("Z", "X", None)
+
+
+def read_pids(path: Path) -> list[tuple[str, int, int]]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        label, pid, ticks = line.split()
+        out.append((label, int(pid), int(ticks)))
+    return out
+
+
+def wait_pids(path: Path, labels: list[str], timeout: float = 10.0) -> list[tuple[str, int, int]]:
+    def ready():
+        rows = read_pids(path)
+        have = [r[0] for r in rows]
+        return rows if all(have.count(l) >= labels.count(l) for l in set(labels)) else None
+
+    return wait_for(ready, timeout)
+
+
+def kill_if_same(pid: int, ticks: int) -> None:
+    """SIGKILL only the process born at ``ticks`` (pidfd first, then re-check)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return
+    try:
+        if start_ticks(pid) == ticks:
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture
+def pids_file(tmp_path: Path):
+    """A file the stand-ins report into; anything still alive at the end is killed."""
+    path = tmp_path / "pids.txt"
+    yield path
+    for _label, pid, ticks in read_pids(path):
+        kill_if_same(pid, ticks)
+
+
+@pytest.fixture
+def tmp_base(tmp_path: Path) -> Path:
+    base = tmp_path / "runner-tmp"
+    base.mkdir()
+    return base

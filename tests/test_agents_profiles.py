@@ -1,0 +1,156 @@
+"""Agent profiles: strict loading, whole-placeholder rendering, source-relative facts."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from campaign.agents.profiles import (
+    PLACEHOLDERS,
+    builtin_profile_names,
+    build_artifact_paths,
+    client_argv,
+    client_env,
+    load_profile,
+    placeholders,
+    profile_identity,
+    render,
+    sdk_paths,
+)
+from campaign.errors import UsageProblem
+
+MINIMAL = 'adapter = "generic"\nclient = ["my-agent", "{prompt_file}"]\nconfig_env = "AGENT_CONFIG"\n'
+
+
+def write(tmp_path: Path, text: str, name: str = "custom.toml") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_builtins_load():
+    assert set(builtin_profile_names()) == {"offline", "claude-code", "codex", "gemini", "opencode", "generic"}
+    for name in builtin_profile_names():
+        profile = load_profile(name)
+        assert profile.name == name and profile.path is None
+        assert profile.paid is (name != "offline")
+
+
+def test_offline_profile_runs_the_offline_module():
+    profile = load_profile("offline")
+    assert (profile.adapter, profile.applied_profile_from, profile.build_artifacts) == ("generic", "adapter", ())
+    values = {"python": "/py", "task": "t", "prompt_file": "/p", "model": "m", "seed": "1", "trial_id": "x"}
+    assert client_argv(profile, values)[:4] == ["/py", "-P", "-m", "campaign.agents.offline"]
+    assert client_env(profile, Path("/cfg.toml")) == {"CAMPAIGN_AGENT_CONFIG": "/cfg.toml"}
+
+
+def test_example_profile_declares_everything():
+    profile = load_profile("generic")
+    assert profile.runtime is not None and profile.runtime.health.kind == "http"
+    assert profile.sdk_path_vars == (("HEX_HOME", ".hex"), ("MIX_HOME", ".mix"))
+    assert profile.config_flag == "--config" and profile.credential_env_default == "OPENAI_API_KEY"
+
+
+def test_file_profile_defaults(tmp_path):
+    profile = load_profile(write(tmp_path, MINIMAL), source=tmp_path)
+    assert profile.name == "custom" and profile.paid is True  # never assumed free
+    assert profile.path == tmp_path / "custom.toml" and profile.source == tmp_path.resolve()
+    assert profile.applied_profile_from == "adapter" and profile.runtime is None
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (MINIMAL + "colour = 1\n", "unknown key colour"),
+        (MINIMAL.replace("{prompt_file}", "{promt_file}"), "unknown placeholder {promt_file}"),
+        (MINIMAL.replace("{prompt_file}", "{prompt_file"), "stray brace"),
+        (MINIMAL.replace('"generic"', '"nope"'), "adapter must be one of"),
+        (MINIMAL.replace('config_env = "AGENT_CONFIG"', ""), "cannot reach the client"),
+        (MINIMAL + "paid = 1\n", "paid must be a bool"),
+        (MINIMAL + 'credential_env_default = "OPENAI_KEY"\n', "API_KEY, ACCESS_TOKEN or AUTH_TOKEN"),
+        (MINIMAL + 'build_artifacts = ["../outside/*.beam"]\n', "without '..'"),
+        (MINIMAL + 'build_artifacts = ["/abs/*.beam"]\n', "without '..'"),
+        (MINIMAL + '[sdk_path_vars]\nmix_home = ".mix"\n', "uppercase"),
+        (MINIMAL.replace("{prompt_file}", "{runtime_port}"), "needs a [runtime]"),
+        (MINIMAL + '[runtime]\nargv = ["srv"]\ndeadline_seconds = 5\n[runtime.health]\nkind = "tcp"\nport_pattern = "port"\n', "group"),
+        (MINIMAL + '[runtime]\nargv = ["srv"]\ndeadline_seconds = 0\n[runtime.health]\nkind = "tcp"\nport_pattern = "(\\\\d+)"\n', "positive"),
+        (MINIMAL + '[runtime]\nargv = ["srv"]\ndeadline_seconds = 5\n[runtime.health]\nkind = "http"\nport_pattern = "(\\\\d+)"\n', "path must start"),
+        (MINIMAL + '[runtime]\nargv = ["srv"]\ndeadline_seconds = 5\nretries = 3\n[runtime.health]\nkind = "tcp"\nport_pattern = "(\\\\d+)"\n', "unknown key runtime.retries"),
+        ('client = ["a"', "cannot read"),
+    ],
+)
+def test_invalid_profiles_are_usage_problems(tmp_path, text, message):
+    with pytest.raises(UsageProblem, match=message.replace("[", r"\[").replace("(", r"\(")) as info:
+        load_profile(write(tmp_path, text))
+    assert info.value.option == "--agent"
+
+
+def test_unknown_name_and_missing_file():
+    with pytest.raises(UsageProblem, match="built-ins: claude-code"):
+        load_profile("no-such-agent")
+    with pytest.raises(UsageProblem, match="not found"):
+        load_profile("/no/such/agent.toml")
+
+
+def test_runtime_profile(tmp_path):
+    text = MINIMAL.replace("{prompt_file}", "--port={runtime_port}") + (
+        '[runtime]\nargv = ["srv", "--port", "0"]\ndeadline_seconds = 12.5\n'
+        '[runtime.health]\nkind = "tcp"\nport_pattern = "port=(\\\\d+)"\n'
+    )
+    profile = load_profile(write(tmp_path, text))
+    assert profile.runtime.deadline_seconds == 12.5 and profile.runtime.health.port_pattern == r"port=(\d+)"
+    assert render(profile.client, {"runtime_port": "4711"}) == ["my-agent", "--port=4711"]
+
+
+def test_render_is_single_pass_and_whole_placeholder():
+    template = ["{python}", "--prompt={prompt}", "{{literal}}", "{cwd}/x"]
+    values = {"python": "/py", "prompt": "use {cwd} and {{x}}", "cwd": "/w"}
+    assert render(template, values) == ["/py", "--prompt=use {cwd} and {{x}}", "{literal}", "/w/x"]
+    assert placeholders(template) == {"python", "prompt", "cwd"}
+    with pytest.raises(ValueError, match="no value for placeholder"):
+        render(["{model}"], {})
+    with pytest.raises(ValueError, match="unknown placeholder"):
+        render(["{0}"], {})
+    assert {"prompt_file", "prompt", "cwd", "config_path", "model", "python", "task"} <= set(PLACEHOLDERS)
+
+
+def test_config_flag_is_appended(tmp_path):
+    profile = load_profile(write(tmp_path, MINIMAL + 'config_flag = "--config"\n'))
+    assert client_argv(profile, {"prompt_file": "/p", "config_path": "/c.toml"}) == ["my-agent", "/p", "--config", "/c.toml"]
+
+
+def test_build_artifacts_stay_inside_source(tmp_path):
+    source = tmp_path / "src"
+    (source / "_build/dev/lib/app/ebin").mkdir(parents=True)
+    (source / "_build/dev/lib/app/ebin/a.beam").write_text("x")
+    (source / "_build/dev/lib/app/ebin/b.beam").write_text("y")
+    (tmp_path / "outside.beam").write_text("z")
+    (source / "_build/dev/lib/app/ebin/link.beam").symlink_to(tmp_path / "outside.beam")
+    text = MINIMAL + 'build_artifacts = ["_build/dev/lib/*/ebin/*.beam"]\n'
+    profile = load_profile(write(tmp_path, text), source=source)
+    names = [p.name for p in build_artifact_paths(profile)]
+    assert names == ["a.beam", "b.beam"]  # the symlink resolves outside --source: excluded
+    assert build_artifact_paths(load_profile("offline"), source) == []
+
+
+def test_sdk_paths_resolve_before_home_is_replaced(tmp_path):
+    profile = load_profile("generic")
+    home, cwd = Path("/home/op"), Path("/work/src")
+    assert sdk_paths(profile, {}, home, cwd) == {"HEX_HOME": "/home/op/.hex", "MIX_HOME": "/home/op/.mix"}
+    explicit = sdk_paths(profile, {"MIX_HOME": "sdk/mix", "HEX_HOME": "~/hex"}, home, cwd)
+    assert explicit == {"MIX_HOME": "/work/src/sdk/mix", "HEX_HOME": "/home/op/hex"}
+
+
+def test_identity_is_plain_json_without_paths(tmp_path):
+    import json
+
+    identity = profile_identity(load_profile(write(tmp_path, MINIMAL), source=tmp_path))
+    assert str(tmp_path) not in json.dumps(identity)
+    assert identity["client"] == ["my-agent", "{prompt_file}"]
+
+
+def test_builtin_offline_profile_is_runnable_by_this_interpreter():
+    # The placeholder the engine fills with its own interpreter; -P needs Python 3.11+.
+    assert sys.version_info >= (3, 11)

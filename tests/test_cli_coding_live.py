@@ -1,0 +1,374 @@
+"""`campaign coding --paired --live`: approval, exact binding, stop rules, interruption.
+
+Every run here uses the offline agent (no network, no spend) with fake
+credential variables; the plan is generated, extracted and approved exactly as
+an operator would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from campaign import benchmark
+from campaign.approval import experiment_mismatches
+from campaign.lanes.attempt import AttemptOutcome
+from campaign.lanes.paired_live import after_attempt, gate
+from campaign.plan import canonical_digest
+from campaign.agents.record import AgentRecord
+from campaign.approval import Approval
+from campaign.spend import SpendLimits
+from workspace import Workspace, run
+
+CRED = "OFFLINE_TEST_API_KEY"
+CANARY = "sk-live-canary-0123456789abcdef"
+TASKS = "semver-precedence,invoice-rounding"
+BOUND_FIELDS = (
+    "tasks", "model", "revision", "source_digest", "compiled_build_digest", "repetitions", "seed",
+    "timeout", "run_timeout", "variants", "config_digest", "fixture_digests", "profile_python_digest",
+)
+
+
+@pytest.fixture(autouse=True)
+def credential(monkeypatch):
+    monkeypatch.setenv(CRED, CANARY)
+
+
+def agent_file(ws: Workspace, *modes: str, name: str = "agent.toml") -> Path:
+    """The offline profile, optionally misbehaving, as an operator's profile file."""
+    text = (Path(benchmark.__file__).parents[1] / "agents" / "profiles" / "offline.toml").read_text()
+    extra = "".join(f'  "--mode", "{m}",\n' for m in modes)
+    path = ws.root / "operator" / name
+    path.write_text(text.replace('  "--trial-id", "{trial_id}",\n', '  "--trial-id", "{trial_id}",\n' + extra))
+    return path
+
+
+def live_args(ws: Workspace, agent: Path, *extra: str) -> list[str]:
+    return ws.args("--agent", str(agent), "--repetitions", "1", "--model", "offline:synthetic", *extra, tasks=TASKS)
+
+
+def approve(ws: Workspace, agent: Path, *extra: str, **limits) -> tuple[Path, str]:
+    """Generate the template, extract the plan, approve it, return (plan path, digest)."""
+    result = run(live_args(ws, agent, *extra))
+    assert result.exit_code == 0, result.output
+    plan = json.loads(ws.output.read_text())["plan"]
+    plan.update(
+        approved=True,
+        max_spend_usd=10.0,
+        per_attempt_spend_ceiling_usd=1.0,
+        provider_budget_enforced=True,
+        credential_env=[CRED],
+    )
+    plan.update(limits)
+    path = ws.root / "operator" / "plan.json"
+    path.write_text(json.dumps(plan, indent=2))
+    return path, canonical_digest(plan)
+
+
+def go_live(ws: Workspace, agent: Path, plan: Path, digest: str, *extra: str):
+    report = ws.root / "reports" / "live.json"
+    args = live_args(ws, agent, *extra) + ["--live", "--plan", str(plan), "--approve-plan-digest", digest]
+    args[args.index("--output") + 1] = str(report)
+    return run(args), report
+
+
+def rows(ws: Workspace, sql: str):
+    with sqlite3.connect(ws.db_path) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def live_campaign(ws: Workspace):
+    return rows(ws, "SELECT id, state, stop_reason, live, approved_plan_digest FROM campaigns WHERE live = 1")
+
+
+# --- a whole run -------------------------------------------------------------
+
+
+def test_approved_run_follows_the_schedule_and_writes_the_report(ws: Workspace):
+    agent = agent_file(ws)
+    plan, digest = approve(ws, agent)
+    result, report = go_live(ws, agent, plan, digest)
+    assert result.exit_code == 0, result.output
+    ((cid, state, stop, live, approved),) = live_campaign(ws)
+    assert (state, stop, live, approved) == ("completed", None, 1, digest)
+    order = rows(ws, f"SELECT t.position FROM attempts a JOIN trials t ON t.id = a.trial_pk WHERE a.campaign_id = {cid} ORDER BY a.seq")
+    assert [p for (p,) in order] == [0, 1, 2, 3]
+    pairs = rows(ws, f"SELECT pair_id, variant FROM trials WHERE campaign_id = {cid} ORDER BY position")
+    assert pairs[0][0] == pairs[1][0] and {pairs[0][1], pairs[1][1]} == {"baseline", "coding"}
+    doc = json.loads(report.read_text())
+    assert doc["kind"] == "live_agentic_coding_paired" and doc["schema_version"] == 3
+    assert report.with_suffix(".md").is_file()
+
+
+# --- approval failures: exit 2, nothing run ------------------------------------
+
+
+def refused_live(ws: Workspace, result, needle: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert needle in result.output, result.output
+    assert live_campaign(ws) == []
+    assert rows(ws, "SELECT count(*) FROM attempts") == [(0,)]
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"approved": False}, "approved must be true"),
+        ({"max_spend_usd": None}, "max_spend_usd must be a positive finite number"),
+        ({"max_spend_usd": -1}, "max_spend_usd must be a positive finite number"),
+        ({"per_attempt_spend_ceiling_usd": 0}, "per_attempt_spend_ceiling_usd must be a positive finite number"),
+        ({"per_attempt_spend_ceiling_usd": 20.0}, "must not exceed max_spend_usd"),
+        ({"max_attempts": 3}, "max_attempts must be a whole number of at least the scheduled count (4)"),
+        ({"provider_budget_enforced": False}, "provider_budget_enforced must be true"),
+        ({"credential_env": []}, "credential_env must be a non-empty list"),
+        ({"credential_env": [CRED, CRED]}, "must be distinct"),
+        ({"credential_env": ["offline_test_api_key"]}, "must be upper case and end in API_KEY"),
+        ({"credential_env": ["OFFLINE_PASSWORD"]}, "must be upper case and end in API_KEY"),
+        ({"credential_env": ["MISSING_API_KEY"]}, "MISSING_API_KEY is not set"),
+        ({"surprise": 1}, "unknown field(s) surprise"),
+    ],
+)
+def test_each_approval_failure_is_refused_before_any_trial(ws: Workspace, change, needle):
+    agent = agent_file(ws)
+    plan, digest = approve(ws, agent, **change)
+    result, _ = go_live(ws, agent, plan, digest)
+    refused_live(ws, result, needle)
+
+
+def test_template_wrapper_is_not_a_plan(ws: Workspace):
+    agent = agent_file(ws)
+    approve(ws, agent)
+    result, _ = go_live(ws, agent, ws.output, canonical_digest(json.loads(ws.output.read_text())))
+    refused_live(ws, result, "plan-template wrapper")
+
+
+def test_digest_must_match_the_plan(ws: Workspace):
+    agent = agent_file(ws)
+    plan, digest = approve(ws, agent)
+    result, _ = go_live(ws, agent, plan, "0" * 64)
+    refused_live(ws, result, "does not equal the canonical digest")
+
+
+def test_an_edited_plan_needs_a_new_digest(ws: Workspace):
+    agent = agent_file(ws)
+    plan, digest = approve(ws, agent)
+    data = json.loads(plan.read_text())
+    data["max_spend_usd"] = 11.0
+    plan.write_text(json.dumps(data))
+    result, _ = go_live(ws, agent, plan, digest)
+    refused_live(ws, result, "does not equal the canonical digest")
+
+
+def test_several_problems_are_reported_together(ws: Workspace):
+    agent = agent_file(ws)
+    plan, digest = approve(ws, agent, approved=False, provider_budget_enforced=False)
+    result, _ = go_live(ws, agent, plan, digest)
+    assert "approved must be true" in result.output and "provider_budget_enforced must be true" in result.output
+
+
+def test_declared_build_artifacts_must_exist(ws: Workspace):
+    agent = agent_file(ws)
+    text = agent.read_text().replace("build_artifacts = []", 'build_artifacts = ["_build/*.beam"]')
+    agent.write_text(text)
+    plan, digest = approve(ws, agent)
+    result, _ = go_live(ws, agent, plan, digest)
+    refused_live(ws, result, "declares build artifacts but none exist")
+
+
+# --- exact binding -------------------------------------------------------------
+
+
+def _different(value):
+    if isinstance(value, str):
+        return value[:-1] + ("0" if value[-1:] != "0" else "1")
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, list):
+        return value[:-1] if len(value) > 1 else value + value
+    if isinstance(value, dict):
+        return {**value, "extra": "0" * 64}
+    return "deadbeef"
+
+
+@pytest.mark.parametrize("field", BOUND_FIELDS)
+def test_a_mismatch_in_each_bound_field_is_named(ws: Workspace, field):
+    agent = agent_file(ws)
+    plan_path, _ = approve(ws, agent)
+    plan = json.loads(plan_path.read_text())
+    plan["experiment"][field] = _different(plan["experiment"][field])
+    plan_path.write_text(json.dumps(plan))
+    result, _ = go_live(ws, agent, plan_path, canonical_digest(plan))
+    refused_live(ws, result, f"differs from the approved plan in: {field}")
+    assert "generate a new plan" in result.output
+
+
+def test_real_changes_after_approval_are_caught(ws: Workspace):
+    agent = agent_file(ws)
+    plan, digest = approve(ws, agent)
+    (ws.source / "untracked.py").write_text("x = 1\n")  # an untracked, non-ignored file
+    ws.config.write_text(ws.config.read_text() + "\n[extra]\nk = 1\n")
+    result, _ = go_live(ws, agent, plan, digest, "--seed", "5")
+    refused_live(ws, result, "differs from the approved plan in: config_digest, seed, source_digest")
+
+
+def test_ignored_files_do_not_break_the_binding(ws: Workspace):
+    agent = agent_file(ws)
+    plan, digest = approve(ws, agent, max_spend_usd=0.0001, per_attempt_spend_ceiling_usd=0.0001)
+    (ws.source / "debug.log").write_text("ignored\n")
+    result, _ = go_live(ws, agent, plan, digest)
+    assert result.exit_code == 0, result.output
+
+
+def test_experiment_mismatches_lists_every_field():
+    assert experiment_mismatches({"a": 1, "b": 2}, {"a": 1, "b": 3, "c": 4}) == ["b", "c"]
+    assert experiment_mismatches(None, {"a": 1}) == ["a"]
+
+
+# --- stop conditions ------------------------------------------------------------
+
+
+def stopped_with(ws: Workspace, reason: str, attempted: int) -> None:
+    ((cid, state, stop, _, _),) = live_campaign(ws)
+    assert (state, stop) == ("stopped", reason)
+    assert rows(ws, f"SELECT count(*) FROM attempts WHERE campaign_id = {cid}") == [(attempted,)]
+    skipped = rows(ws, f"SELECT status, not_attempted_reason FROM trials WHERE campaign_id = {cid} AND status != 'finished'")
+    assert skipped == [("not_attempted", reason)] * (4 - attempted)
+
+
+def test_spend_gate_stops_before_the_ceiling_could_pass_the_maximum(ws: Workspace):
+    agent = agent_file(ws)
+    plan, digest = approve(ws, agent, max_spend_usd=0.2, per_attempt_spend_ceiling_usd=0.15)
+    result, report = go_live(ws, agent, plan, digest)
+    assert result.exit_code == 0, result.output
+    ((cid, *_),) = live_campaign(ws)
+    costs = [c for (c,) in rows(ws, f"SELECT cost_usd FROM attempts WHERE campaign_id = {cid} ORDER BY seq")]
+    assert costs and all(c is not None for c in costs)
+    assert sum(costs) + 0.15 > 0.2 and sum(costs[:-1]) + 0.15 <= 0.2
+    stopped_with(ws, "spend_limit", len(costs))
+    not_attempted = json.loads(report.read_text())
+    assert "stop" in json.dumps(not_attempted)
+
+
+def test_an_attempt_over_its_ceiling_stops_later_trials(ws: Workspace):
+    agent = agent_file(ws, "overspend=5")
+    plan, digest = approve(ws, agent)
+    result, _ = go_live(ws, agent, plan, digest)
+    assert result.exit_code == 0, result.output
+    stopped_with(ws, "attempt_exceeded_ceiling", 1)
+
+
+def test_missing_spend_stops_later_trials(ws: Workspace):
+    agent = agent_file(ws, "no-usage")
+    plan, digest = approve(ws, agent)
+    result, _ = go_live(ws, agent, plan, digest)
+    assert result.exit_code == 0, result.output
+    stopped_with(ws, "spend_incomplete", 1)
+    assert rows(ws, "SELECT cost_usd, spend_complete FROM attempts") == [(None, 0)]
+
+
+def test_run_deadline_caps_the_per_attempt_deadline(ws: Workspace):
+    agent = agent_file(ws, "hang")
+    plan, digest = approve(ws, agent, "--run-timeout", "2")
+    started = time.monotonic()
+    result, _ = go_live(ws, agent, plan, digest, "--run-timeout", "2")
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - started < 60  # not the 660 s per-attempt default
+    # The timed-out attempt reported no cost, which is the first stop it triggers.
+    stopped_with(ws, "spend_incomplete", 1)
+    ((outcome, cleanup, wall),) = rows(ws, "SELECT outcome, cleanup_complete, wall_seconds FROM attempts")
+    assert (outcome, cleanup) == ("timeout", 1) and wall < 10
+
+
+def _outcome(**kw) -> AttemptOutcome:
+    base = dict(attempt_id=1, outcome="passed", failure_class=None, verified_pass=True, wall_seconds=1.0, record=AgentRecord(cost_usd=0.1, cost_reported=True), spend_complete=True, cleanup_complete=True, disposal_complete=True, finalization_failed=False)
+    base.update(kw)
+    return AttemptOutcome(**base)
+
+
+APPROVAL = Approval(plan_digest="0" * 64, limits=SpendLimits(1.0, 0.5), max_attempts=4, credential_env=(CRED,))
+
+
+@pytest.mark.parametrize(
+    ("outcome", "reason"),
+    [
+        (_outcome(), None),
+        (_outcome(cleanup_complete=False), "cleanup_unverified"),
+        (_outcome(finalization_failed=True), "finalization_failed"),
+        (_outcome(disposal_complete=False), "disposal_failed"),
+        (_outcome(record=AgentRecord(cost_usd=0.6, cost_reported=True)), "attempt_exceeded_ceiling"),
+        (_outcome(spend_complete=False), "spend_incomplete"),
+    ],
+)
+def test_after_attempt_stop_rules(outcome, reason):
+    assert after_attempt(outcome, APPROVAL) == reason
+
+
+def test_gate_rules():
+    ok = dict(stop_reason=None, now=0.0, deadline=10.0, attempted=0, approval=APPROVAL, measured=0.0)
+    assert gate(**ok) is None
+    assert gate(**{**ok, "now": 10.0}) == "run_deadline"
+    assert gate(**{**ok, "attempted": 4}) == "max_attempts"
+    assert gate(**{**ok, "measured": 0.51}) == "spend_limit"
+    assert gate(**{**ok, "measured": 0.5}) is None
+    assert gate(**{**ok, "stop_reason": "cleanup_unverified", "now": 99.0}) == "cleanup_unverified"
+
+
+# --- credentials never leak ------------------------------------------------------
+
+
+def test_a_canary_credential_never_reaches_any_file_the_run_writes(ws: Workspace, tmp_path):
+    # An agent that prints every credential it can see: the worst case for leaks.
+    leaky = ws.root / "operator" / "leaky.toml"
+    leaky.write_text(
+        'adapter = "generic"\npaid = false\nconfig_env = "CAMPAIGN_AGENT_CONFIG"\napplied_profile_from = "adapter"\n'
+        'client = ["{python}", "-c", "import os, sys; print(os.environ.get(\'%s\')); sys.stderr.write(str(dict(os.environ)))"]\n' % CRED
+    )
+    plan, digest = approve(ws, leaky)
+    runner_tmp = tmp_path / "runner-tmp"
+    runner_tmp.mkdir()
+    failures = tmp_path / "failures"
+    report = ws.root / "reports" / "live.json"
+    args = live_args(ws, leaky, "--failure-dir", str(failures)) + ["--live", "--plan", str(plan), "--approve-plan-digest", digest]
+    args[args.index("--output") + 1] = str(report)
+    proc = subprocess.run([sys.executable, "-m", "campaign", *args], env={**os.environ, "TMPDIR": str(runner_tmp)}, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert CANARY not in proc.stdout and CANARY not in proc.stderr
+    assert list(failures.glob("*/client.out")), "the failed attempts left no bundle to scan"
+    scanned = 0
+    for base in (ws.root / "reports", ws.db_path.parent, failures, runner_tmp):
+        for path in base.rglob("*"):
+            if path.is_file():
+                scanned += 1
+                assert CANARY.encode() not in path.read_bytes(), path
+    assert scanned >= 5
+
+
+# --- interruption ----------------------------------------------------------------
+
+
+def test_interrupt_mid_attempt_exits_130_with_the_row_persisted(ws: Workspace):
+    agent = agent_file(ws, "hang")
+    plan, digest = approve(ws, agent)
+    report = ws.root / "reports" / "live.json"
+    args = live_args(ws, agent) + ["--live", "--plan", str(plan), "--approve-plan-digest", digest]
+    args[args.index("--output") + 1] = str(report)
+    proc = subprocess.Popen([sys.executable, "-m", "campaign", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not rows(ws, "SELECT count(*) FROM ledger WHERE role = 'client'")[0][0]:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    ((cid, state, stop, _, _),) = live_campaign(ws)
+    assert (state, stop) == ("interrupted", "interrupted")
+    assert rows(ws, f"SELECT status, outcome, cleanup_complete FROM attempts WHERE campaign_id = {cid}") == [("interrupted", "interrupted", 1)]
+    assert rows(ws, f"SELECT count(*) FROM trials WHERE campaign_id = {cid} AND not_attempted_reason = 'interrupted'") == [(3,)]
+    assert json.loads(report.read_text())["kind"] == "live_agentic_coding_paired"

@@ -1,0 +1,66 @@
+"""`campaign recover`: argument handling, verdict lines and exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+
+from helpers.procs import start_ticks, wait_for
+
+from campaign.cli import cli
+from campaign.store import repository
+from campaign.store.repository import LedgerMember
+from campaign.supervise.procfs import ProcFS
+
+
+def test_needs_exactly_one_of_attempt_or_all(runner, engine, db_url):
+    for args in ([], ["1", "--all"]):
+        result = runner.invoke(cli, ["recover", *args, "--db", db_url])
+        assert result.exit_code == 2 and "give one ATTEMPT_ID or --all" in result.output
+
+
+def test_unknown_attempt_is_a_usage_problem(runner, engine, db_url):
+    result = runner.invoke(cli, ["recover", "99", "--db", db_url])
+    assert result.exit_code == 2 and "no attempt 99" in result.output
+
+
+def test_missing_ledger_exits_nonzero_with_a_clear_line(runner, engine, db_url, make_attempt):
+    attempt_id, _ = make_attempt()
+    result = runner.invoke(cli, ["recover", str(attempt_id), "--db", db_url])
+    assert result.exit_code == 1
+    assert f"attempt {attempt_id}: cleanup_unverified" in result.output
+    assert "no ledger rows for an attempt that ran" in result.output
+    assert f"cleanup unverified for attempt(s) {attempt_id}" in result.output
+    assert repository.get_attempt(engine, attempt_id).cleanup_complete is False
+
+
+def test_already_verified_and_all(runner, engine, db_url, make_attempt):
+    done, _ = make_attempt("task-a")
+    repository.update_attempt(engine, done, cleanup_complete=True, teardown_outcome="clean")
+    result = runner.invoke(cli, ["recover", str(done), "--db", db_url])
+    assert result.exit_code == 0 and "cleanup already verified" in result.output
+    result = runner.invoke(cli, ["recover", "--all", "--db", db_url])
+    assert result.exit_code == 0 and "no attempt has unverified cleanup" in result.output
+
+
+def test_all_visits_every_unverified_attempt(runner, engine, db_url, make_attempt):
+    first, _ = make_attempt("task-a")
+    second, _ = make_attempt("task-b")
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        ticks = wait_for(lambda: start_ticks(bystander.pid))
+        proc = ProcFS()
+        repository.record_ledger(engine, second, LedgerMember("runtime", bystander.pid, ticks - 1, proc.boot_id(), proc.pid_ns(), None))
+        result = runner.invoke(cli, ["recover", "--all", "--db", db_url])
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+    assert result.exit_code == 1
+    assert f"attempt {first}: cleanup_unverified" in result.output
+    assert f"attempt {second}: cleanup_unverified: 0 of 1" in result.output
+    assert f"attempt(s) {first}, {second}" in result.output
+
+
+def test_never_creates_a_store(runner, tmp_path):
+    result = runner.invoke(cli, ["recover", "1", "--db", str(tmp_path / "none.db")])
+    assert result.exit_code == 2 and not (tmp_path / "none.db").exists()

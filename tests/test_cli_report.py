@@ -1,0 +1,106 @@
+"""`campaign report` and `campaign export`: latest or named campaign, clear refusals."""
+
+from __future__ import annotations
+
+import json
+
+from test_report_fixtures import full_attempt, insert_campaign, paired_trials
+
+from campaign.cli import cli
+
+
+def _campaign(engine, **kwargs) -> int:
+    return insert_campaign(engine, paired_trials(["a", "b"], 2, lambda t, r, v: full_attempt(verified_pass=v == "coding")), **kwargs)
+
+
+def test_report_defaults_to_the_latest_campaign(engine, db_url, runner, tmp_path):
+    _campaign(engine)
+    latest = _campaign(engine)
+    out = tmp_path / "r" / "report.json"
+    result = runner.invoke(cli, ["report", "--output", str(out), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["campaign"]["id"] == latest
+    assert report["schema_version"] == 3 and report["kind"] == "live_agentic_coding_paired"
+    md = out.with_suffix(".md").read_text()
+    assert "(report.svg)" in md
+    assert out.with_suffix(".svg").read_text().startswith("<svg")
+    assert f"campaign {latest}" in result.output
+
+
+def test_report_on_an_explicit_campaign_is_regenerable(engine, db_url, runner, tmp_path):
+    first = _campaign(engine)
+    _campaign(engine)
+    outs = [tmp_path / "one.json", tmp_path / "two.json"]
+    for out in outs:
+        result = runner.invoke(cli, ["report", str(first), "--output", str(out), "--db", db_url])
+        assert result.exit_code == 0, result.output
+    assert json.loads(outs[0].read_text())["campaign"]["id"] == first
+    assert outs[0].read_text() == outs[1].read_text()
+    assert outs[0].with_suffix(".md").read_text().replace("one.svg", "two.svg") == outs[1].with_suffix(".md").read_text()
+
+
+def test_missing_campaign_is_a_usage_error(engine, db_url, runner, tmp_path):
+    _campaign(engine)
+    out = tmp_path / "r.json"
+    result = runner.invoke(cli, ["report", "999", "--output", str(out), "--db", db_url])
+    assert result.exit_code == 2
+    assert "no campaign 999" in result.output
+    assert not out.exists()
+
+
+def test_empty_store_and_missing_store_are_usage_errors(engine, db_url, runner, tmp_path):
+    result = runner.invoke(cli, ["report", "--output", str(tmp_path / "r.json"), "--db", db_url])
+    assert result.exit_code == 2 and "no campaign yet" in result.output
+    result = runner.invoke(cli, ["report", "--output", str(tmp_path / "r.json"), "--db", str(tmp_path / "nope.db")])
+    assert result.exit_code == 2 and "--db" in result.output
+    assert not (tmp_path / "nope.db").exists()
+
+
+def test_output_must_be_a_json_file(engine, db_url, runner, tmp_path):
+    _campaign(engine)
+    result = runner.invoke(cli, ["report", "--output", str(tmp_path / "r.md"), "--db", db_url])
+    assert result.exit_code == 2 and "--output" in result.output
+
+
+def test_export_refuses_a_plan_only_campaign(engine, db_url, runner, tmp_path):
+    planned = insert_campaign(
+        engine, paired_trials(["a"], 1, lambda t, r, v: None), live=False, state="planned", approved_plan_digest=None
+    )
+    share = tmp_path / "share"
+    result = runner.invoke(cli, ["export", str(planned), "--output-dir", str(share), "--db", db_url])
+    assert result.exit_code == 1
+    assert "plan-only" in result.output and "not a live result" in result.output
+    assert not share.exists() or not any(share.iterdir())
+    result = runner.invoke(cli, ["report", str(planned), "--output", str(tmp_path / "r.json"), "--db", db_url])
+    assert result.exit_code == 1 and "plan-only" in result.output
+
+
+def test_a_stopped_live_campaign_with_no_attempts_is_still_reported(engine, db_url, runner, tmp_path):
+    """Live but stopped before the first attempt: a real (empty) result, not a plan."""
+    cid = insert_campaign(engine, paired_trials(["a"], 1, lambda t, r, v: None), live=True, state="stopped", stop_reason="run_deadline")
+    result = runner.invoke(cli, ["export", str(cid), "--output-dir", str(tmp_path / "share"), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "share" / f"campaign-{cid}-live_agentic_coding_paired.json").read_text())
+    assert report["completion"]["attempted"] == 0 and report["completion"]["not_attempted"] == 2
+    assert report["campaign"]["stop_reason"] == "run_deadline"
+
+
+def test_export_writes_the_sanitized_pair_under_fixed_names(engine, db_url, runner, tmp_path):
+    cid = _campaign(engine, agent="offline", live=False, state="completed")
+    share = tmp_path / "share"
+    result = runner.invoke(cli, ["export", "--output-dir", str(share), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in share.iterdir())
+    stem = f"campaign-{cid}-live_agentic_coding_paired"
+    assert names == [f"{stem}.json", f"{stem}.md", f"{stem}.svg"]
+    report = json.loads((share / f"{stem}.json").read_text())
+    assert report["synthetic"] is True and report["evidence"] == "offline_unpaid"
+    md = (share / f"{stem}.md").read_text()
+    assert "Synthetic figures" in md and "No paid calls" in md
+    assert "review" in result.output
+
+
+def test_non_integer_campaign_id_is_a_usage_error(engine, db_url, runner, tmp_path):
+    result = runner.invoke(cli, ["report", "latest", "--output", str(tmp_path / "r.json"), "--db", db_url])
+    assert result.exit_code == 2

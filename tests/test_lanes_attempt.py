@@ -1,0 +1,215 @@
+"""One attempt end to end, through the real offline agent, supervisor and verifier."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from campaign import benchmark
+from campaign.agents.profiles import load_profile
+from campaign.config import parse_base_config, render_variant
+from campaign.errors import Interrupted
+from campaign.lanes.attempt import AttemptPlan, classify, run_attempt
+from campaign.agents.record import AgentRecord
+from campaign.schedule import build_schedule
+from campaign.store import repository
+from campaign.supervise import TeardownBudget
+
+FAST = TeardownBudget(grace=1.0, kill_wait=5.0, total=15.0, run_grace=0.5)
+RECOVERY = next(t.name for t in benchmark.all_tasks() if t.requires_failed_tool_call)
+PLAIN = "semver-precedence"
+
+
+def _trial(engine, task: str, variant: str = "coding"):
+    schedule = [t for t in build_schedule([task], 1, seed=3) if t.variant == variant]
+    campaign_id = repository.create_campaign(
+        engine,
+        repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=3, experiment={}, experiment_digest="0" * 64),
+        schedule,
+        model="offline:synthetic",
+        default_provider="offline",
+    )
+    trial = repository.trials_in_order(engine, campaign_id)[0]
+    assert repository.admit_trial(engine, trial.id)
+    return trial
+
+
+def _plan(task: str, *, variant: str | None = "coding", modes=(), success=1.0, timeout=60.0, tmp_base=None, **kw) -> AttemptPlan:
+    config_text = render_variant(parse_base_config(b"[agent]\nname = 'x'\n"), variant).text if variant else None
+    args = ["--success-legacy", str(success), "--success-coding", str(success)]
+    for mode in modes:
+        args += ["--mode", mode]
+    return AttemptPlan(
+        task=benchmark.get_task(task),
+        profile=load_profile("offline"),
+        model="offline:synthetic",
+        seed=5,
+        timeout_s=timeout,
+        variant=variant,
+        config_text=config_text,
+        teardown_budget=FAST,
+        extra_client_args=tuple(args),
+        tmp_base=tmp_base,
+        **kw,
+    )
+
+
+@pytest.fixture
+def tmp_base(tmp_path):
+    base = tmp_path / "runner-tmp"
+    base.mkdir()
+    return base
+
+
+def test_a_solved_task_passes_with_counters_and_is_disposed(engine, tmp_base):
+    trial = _trial(engine, PLAIN)
+    result = run_attempt(engine, trial, _plan(PLAIN, tmp_base=tmp_base))
+    assert (result.outcome, result.verified_pass, result.failure_class) == ("passed", True, None)
+    row = repository.get_attempt(engine, result.attempt_id)
+    assert row.status == "finished" and row.verified_pass is True and row.verifier_exit_code == 0
+    assert row.completed_turns and row.output_tokens and row.cost_usd is not None
+    assert row.spend_complete is True and row.cleanup_complete is True and row.disposal_complete is True
+    assert row.finalization_failed is False and row.private_root is None
+    assert json.loads(row.applied_profiles) == ["coding"]
+    assert row.config_digest and row.fixture_digest == benchmark.fixture_digest(benchmark.get_task(PLAIN))
+    assert list(tmp_base.iterdir()) == []
+    assert {e.role for e in repository.ledger_for(engine, result.attempt_id)} >= {"client", "verifier"}
+
+
+def test_an_unsolved_task_fails_on_the_verifier_not_on_the_agents_word(engine, tmp_base):
+    trial = _trial(engine, PLAIN)
+    result = run_attempt(engine, trial, _plan(PLAIN, success=0.0, tmp_base=tmp_base))
+    assert (result.outcome, result.failure_class, result.verified_pass) == ("failed", "verifier_failed", False)
+    row = repository.get_attempt(engine, result.attempt_id)
+    assert row.verifier_exit_code not in (None, 0)
+    assert row.cost_usd is not None  # a failed attempt still keeps its spend
+
+
+def test_a_hanging_agent_times_out_and_teardown_is_verified(engine, tmp_base):
+    trial = _trial(engine, PLAIN)
+    result = run_attempt(engine, trial, _plan(PLAIN, modes=("ignore-term",), timeout=3.0, tmp_base=tmp_base))
+    assert (result.outcome, result.failure_class) == ("timeout", "timeout")
+    assert result.cleanup_complete is True
+    row = repository.get_attempt(engine, result.attempt_id)
+    assert row.cleanup_complete is True and row.verifier_exit_code is None
+    assert 2.5 <= row.wall_seconds < 30
+
+
+def test_a_crashing_agent_keeps_no_invented_counters(engine, tmp_base):
+    trial = _trial(engine, PLAIN)
+    result = run_attempt(engine, trial, _plan(PLAIN, modes=("crash",), tmp_base=tmp_base))
+    assert result.outcome == "failed"
+    row = repository.get_attempt(engine, result.attempt_id)
+    assert row.cost_usd is None and row.output_tokens is None and row.completed_turns is None
+    assert row.spend_complete is False and row.cleanup_complete is True
+
+
+def test_a_background_child_is_still_cleaned_up(engine, tmp_base):
+    trial = _trial(engine, PLAIN)
+    result = run_attempt(engine, trial, _plan(PLAIN, modes=("background-child",), tmp_base=tmp_base))
+    assert result.cleanup_complete is True
+    ledger = repository.ledger_for(engine, result.attempt_id)
+    for entry in ledger:
+        assert not _alive(entry.pid, entry.start_ticks), entry
+    assert any(e.discovered for e in ledger), "the double-forked child was never recorded"
+
+
+def test_no_usage_gives_null_counters_not_zero(engine, tmp_base):
+    trial = _trial(engine, PLAIN)
+    result = run_attempt(engine, trial, _plan(PLAIN, modes=("no-usage",), tmp_base=tmp_base))
+    assert result.outcome == "passed"  # the verifier passed; spend is what is unknown
+    row = repository.get_attempt(engine, result.attempt_id)
+    for name in ("uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "cost_usd"):
+        assert getattr(row, name) is None, name
+    assert row.spend_complete is False
+
+
+def test_recovery_task_fails_without_an_observed_failed_tool_call():
+    task = benchmark.get_task(RECOVERY)
+    plan = _plan(RECOVERY)
+    observed = AgentRecord(tool_errors=0, applied_profiles=("coding",))
+    assert classify(plan, gate_ok=True, boot_ok=True, client_timed_out=False, record=observed, verifier_exit=0, verifier_timed_out=False) == ("failed", "no_failed_tool_call", False)
+    unknown = dataclasses.replace(observed, tool_errors=None)
+    assert classify(plan, gate_ok=True, boot_ok=True, client_timed_out=False, record=unknown, verifier_exit=0, verifier_timed_out=False)[1] == "no_failed_tool_call"
+    assert task.requires_failed_tool_call
+
+
+def test_recovery_task_passes_when_the_agent_recovered_from_a_failed_call(engine, tmp_base):
+    trial = _trial(engine, RECOVERY)
+    result = run_attempt(engine, trial, _plan(RECOVERY, tmp_base=tmp_base))
+    assert result.outcome == "passed", result
+    assert repository.get_attempt(engine, result.attempt_id).tool_errors >= 1
+
+
+def test_profile_gate_refuses_a_config_that_resolves_to_another_profile(engine, tmp_base):
+    trial = _trial(engine, PLAIN)
+    baseline_text = render_variant(parse_base_config(b""), "baseline").text
+    plan = dataclasses.replace(_plan(PLAIN, tmp_base=tmp_base), config_text=baseline_text)  # coding label, legacy config
+    result = run_attempt(engine, trial, plan)
+    assert (result.outcome, result.failure_class) == ("failed", "profile_gate")
+    row = repository.get_attempt(engine, result.attempt_id)
+    assert row.completed_turns is None and row.cost_usd is None
+    assert [e.role for e in repository.ledger_for(engine, result.attempt_id)] == []  # no client ever ran
+
+
+def test_observed_wrong_profile_cannot_pass(engine, tmp_base):
+    trial = _trial(engine, PLAIN)
+    result = run_attempt(engine, trial, _plan(PLAIN, modes=("wrong-profile",), tmp_base=tmp_base))
+    assert (result.outcome, result.failure_class, result.verified_pass) == ("failed", "profile_unconfirmed", False)
+
+
+def test_agent_without_profile_reporting_fails_the_gate(engine, tmp_base):
+    trial = _trial(engine, PLAIN)
+    plan = _plan(PLAIN, tmp_base=tmp_base)
+    plan = dataclasses.replace(plan, profile=dataclasses.replace(plan.profile, applied_profile_from="none"))
+    assert run_attempt(engine, trial, plan).failure_class == "profile_gate"
+
+
+def test_failure_bundle_is_private_and_scrubbed(engine, tmp_base, tmp_path, monkeypatch):
+    canary = "sk-canary-" + "7" * 24
+    monkeypatch.setenv("OFFLINE_TEST_API_KEY", canary)
+    trial = _trial(engine, PLAIN)
+    failures = tmp_path / "failures"
+    plan = _plan(PLAIN, success=0.0, tmp_base=tmp_base, failure_dir=failures, credential_names=("OFFLINE_TEST_API_KEY",))
+    result = run_attempt(engine, trial, plan)
+    assert result.outcome == "failed"
+    bundle = failures / "semver-precedence_r1_coding"
+    assert (bundle / "client.out").is_file() and (bundle / "cleanup.log").is_file()
+    assert oct(failures.stat().st_mode & 0o777) == "0o700"
+    for path in failures.rglob("*"):
+        if path.is_file():
+            assert canary.encode() not in path.read_bytes()
+
+
+def _alive(pid: int, start_ticks: int) -> bool:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return int(fields[19]) == start_ticks and fields[0] != "Z"
+
+
+def test_interruption_mid_attempt_persists_the_row_and_tears_down(engine, tmp_base):
+    import signal
+    import threading
+
+    trial = _trial(engine, PLAIN)
+    from campaign.supervise import interruptible
+
+    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    with interruptible():
+        timer.start()
+        started = time.monotonic()
+        with pytest.raises(Interrupted):
+            run_attempt(engine, trial, _plan(PLAIN, modes=("hang",), timeout=60, tmp_base=tmp_base))
+    assert time.monotonic() - started < 30
+    (row,) = repository.attempts_for(engine, trial.campaign_id)
+    assert row.status == "interrupted" and row.outcome == "interrupted"
+    assert row.cleanup_complete is True and row.teardown_outcome in ("clean", "forced", "recovered")
+    for entry in repository.ledger_for(engine, row.id):
+        assert not _alive(entry.pid, entry.start_ticks)

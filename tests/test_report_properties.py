@@ -1,0 +1,264 @@
+"""The report's point estimates equal a straightforward computation, on random stores.
+
+Each example writes a random campaign (missing wall times, zero successes,
+incomplete or missing spend, interrupted and not-attempted trials) into a real
+migrated store, builds the report, and compares it with a plain-Python
+computation written without SQL, numpy or any report code.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_report_fixtures import insert_campaign
+
+from campaign.report import build_report
+from campaign.store.engine import make_engine, resolve_url
+from campaign.store.migrate import upgrade_engine
+
+VARIANTS = ("baseline", "coding")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    eng = make_engine(resolve_url(str(tmp_path_factory.mktemp("props") / "campaign.db")))
+    upgrade_engine(eng)
+    yield eng
+    eng.dispose()
+
+
+money = st.floats(min_value=0, max_value=50, allow_nan=False, allow_infinity=False)
+attempts = st.fixed_dictionaries(
+    {
+        "status": st.sampled_from(["finished", "finished", "finished", "interrupted"]),
+        "verified_pass": st.sampled_from([True, False, None]),
+        "wall_seconds": st.one_of(st.none(), st.floats(min_value=0.5, max_value=900, allow_nan=False)),
+        "cost_usd": st.one_of(st.none(), money),
+        "spend_complete": st.sampled_from([True, True, False, None]),
+        "equivalent_spend_usd": st.one_of(st.none(), money),
+        "tool_errors": st.one_of(st.none(), st.integers(0, 3)),
+        "diagnostic_events_version": st.sampled_from([None, 1]),
+        "incorrect_tool_calls": st.one_of(st.none(), st.integers(0, 2)),
+        "discovery_failures": st.one_of(st.none(), st.integers(0, 2)),
+    }
+)
+reasons = st.sampled_from(["spend_cap", "run_deadline", "cleanup_unverified"])
+
+
+@st.composite
+def campaigns(draw):
+    n_tasks = draw(st.integers(1, 6))
+    reps = draw(st.integers(1, 3))
+    no_success = draw(st.booleans())
+    trials = []
+    for rep in range(1, reps + 1):
+        for i in range(n_tasks):
+            for variant in VARIANTS:
+                attempt = draw(st.one_of(st.none(), attempts, attempts, attempts))
+                if attempt is not None and no_success:
+                    attempt = {**attempt, "verified_pass": draw(st.sampled_from([False, None]))}
+                trial = {"task": f"task-{i}", "repetition": rep, "variant": variant, "attempt": attempt}
+                if attempt is None:
+                    trial["status"] = draw(st.sampled_from(["not_attempted", "not_attempted", "scheduled"]))
+                    trial["reason"] = draw(reasons) if trial["status"] == "not_attempted" else None
+                trials.append(trial)
+    return trials, draw(st.integers(0, 2**31))
+
+
+def _mean(values):
+    return sum(values) / len(values)
+
+
+def expected_variants(trials):
+    out = {}
+    for variant in VARIANTS:
+        rows = [t["attempt"] for t in trials if t["variant"] == variant and t["attempt"] is not None]
+        n = len(rows)
+        successes = sum(1 for a in rows if a["verified_pass"] is True)
+        costs = [a["cost_usd"] for a in rows if a["cost_usd"] is not None]
+        complete = n > 0 and all(a["spend_complete"] is True and a["cost_usd"] is not None for a in rows)
+        if successes == 0:
+            per_success, reason = None, "undefined_zero_successes"
+        elif not complete:
+            per_success, reason = None, "incomplete_missing_spend"
+        else:
+            per_success, reason = sum(costs) / successes, None
+        out[variant] = {
+            "attempts": n,
+            "successes": successes,
+            "success_rate": successes / n if n else None,
+            "measured_spend_usd": sum(costs) if costs else None,
+            "spend_complete": complete if n else None,
+            "cost_per_verified_success_usd": per_success,
+            "cost_per_verified_success_reason": reason,
+        }
+    return out
+
+
+def expected_differences(trials):
+    pairs = defaultdict(dict)
+    for t in trials:
+        pairs[(t["task"], t["repetition"])][t["variant"]] = t["attempt"]
+    success_by_task, wall_by_task = defaultdict(list), defaultdict(list)
+    for (task, _rep), both in pairs.items():
+        b, c = both.get("baseline"), both.get("coding")
+        if b is None or c is None:
+            continue
+        success_by_task[task].append(int(c["verified_pass"] is True) - int(b["verified_pass"] is True))
+        if b["wall_seconds"] is not None and c["wall_seconds"] is not None:
+            wall_by_task[task].append(c["wall_seconds"] - b["wall_seconds"])
+    success_means = [_mean(v) for v in success_by_task.values()]
+    wall_means = [_mean(v) for v in wall_by_task.values()]
+    return {
+        "success": _mean(success_means) if success_means else None,
+        "success_tasks": len(success_means),
+        "success_pairs": sum(len(v) for v in success_by_task.values()),
+        "wall": _mean(wall_means) if wall_means else None,
+        "wall_tasks": len(wall_means),
+        "wall_pairs": sum(len(v) for v in wall_by_task.values()),
+        "per_task": {task: _mean(v) for task, v in success_by_task.items()},
+    }
+
+
+def _close(a, b):
+    if a is None or b is None:
+        return a is b
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(campaigns())
+def test_point_estimates_match_a_plain_computation(store, drawn):
+    trials, seed = drawn
+    cid = insert_campaign(store, trials, seed=seed)
+    report = build_report(store, cid)
+
+    want = expected_variants(trials)
+    got = {v["variant"]: v for v in report["variants"]}
+    for variant in VARIANTS:
+        for key, value in want[variant].items():
+            assert _close(got[variant][key], value) if isinstance(value, float) else got[variant][key] == value, (variant, key)
+        if want[variant]["measured_spend_usd"] is None:
+            assert got[variant]["measured_spend_status"] in ("none_measured", "no_attempts")
+
+    diff = expected_differences(trials)
+    pd = report["paired_differences"]
+    assert _close(pd["verified_success"]["estimate"], diff["success"])
+    assert pd["verified_success"]["tasks"] == diff["success_tasks"]
+    assert pd["verified_success"]["pairs"] == diff["success_pairs"]
+    assert _close(pd["wall_seconds"]["estimate"], diff["wall"])
+    assert pd["wall_seconds"]["tasks"] == diff["wall_tasks"]
+    assert pd["wall_seconds"]["pairs"] == diff["wall_pairs"]
+    assert {t["task"]: t["success_difference"] for t in pd["per_task"]} == pytest.approx(diff["per_task"])
+    for metric, n in (("verified_success", diff["success_tasks"]), ("wall_seconds", diff["wall_tasks"])):
+        d = pd[metric]
+        if n >= 2:
+            assert d["ci_low"] is not None and d["ci_low"] <= d["ci_high"]
+        else:
+            assert d["ci_low"] is None and d["ci_high"] is None
+            assert d["interval_reason"] == ("single_task_cluster" if n == 1 else d["estimate_reason"])
+
+    attempted = [t for t in trials if t["attempt"] is not None]
+    assert report["completion"]["attempted"] == len(attempted)
+    assert report["completion"]["not_attempted"] == len(trials) - len(attempted)
+    assert len(report["trials"]) == len(attempted)
+    assert len(report["not_attempted_trials"]) == len(trials) - len(attempted)
+    for row, t in zip(report["trials"], attempted):
+        a = t["attempt"]
+        recover = None if a["tool_errors"] is None else int(a["tool_errors"] >= 1 and a["verified_pass"] is True)
+        assert row["tool_error_recoveries"] == recover
+        assert row["incorrect_tool_calls"] == (a["incorrect_tool_calls"] if a["diagnostic_events_version"] is not None else None)
+        assert row["discovery_failures"] == (a["discovery_failures"] if a["diagnostic_events_version"] is not None else None)
+        assert row["wall_seconds"] == a["wall_seconds"] and row["cost_usd"] == a["cost_usd"]
+
+
+def test_zero_successes_wins_over_incomplete_spend(engine):
+    trials = [
+        {"task": "a", "repetition": 1, "variant": v, "attempt": {"verified_pass": False, "cost_usd": None, "spend_complete": False}}
+        for v in VARIANTS
+    ]
+    report = build_report(engine, insert_campaign(engine, trials))
+    for v in report["variants"]:
+        assert v["cost_per_verified_success_usd"] is None
+        assert v["cost_per_verified_success_reason"] == "undefined_zero_successes"
+        assert v["spend_complete"] is False
+        assert v["measured_spend_usd"] is None and v["measured_spend_status"] == "none_measured"
+
+
+def test_incomplete_spend_with_successes_is_null_with_reason_and_partial_sum(engine):
+    trials = [
+        {"task": "a", "repetition": 1, "variant": "coding", "attempt": {"verified_pass": True, "cost_usd": 0.5, "spend_complete": True}},
+        {"task": "a", "repetition": 2, "variant": "coding", "attempt": {"verified_pass": False, "cost_usd": 0.25, "spend_complete": False}},
+        {"task": "a", "repetition": 1, "variant": "baseline", "attempt": {"verified_pass": True, "cost_usd": 0.5, "spend_complete": True}},
+        {"task": "a", "repetition": 2, "variant": "baseline", "attempt": {"verified_pass": False, "cost_usd": 0.5, "spend_complete": True}},
+    ]
+    report = build_report(engine, insert_campaign(engine, trials))
+    coding = next(v for v in report["variants"] if v["variant"] == "coding")
+    baseline = next(v for v in report["variants"] if v["variant"] == "baseline")
+    assert coding["measured_spend_usd"] == pytest.approx(0.75)
+    assert coding["measured_spend_status"] == "partial"
+    assert coding["cost_per_verified_success_usd"] is None
+    assert coding["cost_per_verified_success_reason"] == "incomplete_missing_spend"
+    # Failures count towards spend: 1.00 over all attempts / 1 success.
+    assert baseline["cost_per_verified_success_usd"] == pytest.approx(1.0)
+    assert baseline["spend_complete"] is True
+
+
+def test_missing_wall_drops_only_that_pairs_wall_comparison(engine):
+    trials = [
+        {"task": "a", "repetition": 1, "variant": "baseline", "attempt": {"verified_pass": False, "wall_seconds": None}},
+        {"task": "a", "repetition": 1, "variant": "coding", "attempt": {"verified_pass": True, "wall_seconds": 50.0}},
+        {"task": "a", "repetition": 2, "variant": "baseline", "attempt": {"verified_pass": True, "wall_seconds": 100.0}},
+        {"task": "a", "repetition": 2, "variant": "coding", "attempt": {"verified_pass": True, "wall_seconds": 70.0}},
+    ]
+    report = build_report(engine, insert_campaign(engine, trials))
+    pd = report["paired_differences"]
+    assert pd["verified_success"]["pairs"] == 2 and pd["verified_success"]["estimate"] == pytest.approx(0.5)
+    assert pd["wall_seconds"]["pairs"] == 1 and pd["wall_seconds"]["estimate"] == pytest.approx(-30.0)
+    assert pd["verified_success"]["interval_reason"] == "single_task_cluster"
+    assert pd["verified_success"]["ci_low"] is None
+    assert pd["exploratory"] is True
+
+
+def test_not_attempted_trials_are_listed_separately_and_never_counted(engine):
+    trials = [
+        {"task": "a", "repetition": 1, "variant": "baseline", "attempt": {"verified_pass": True}},
+        {"task": "a", "repetition": 1, "variant": "coding", "attempt": None, "status": "not_attempted", "reason": "spend_cap"},
+        {"task": "b", "repetition": 1, "variant": "baseline", "attempt": None, "status": "scheduled", "reason": None},
+        {"task": "b", "repetition": 1, "variant": "coding", "attempt": None, "status": "admitted", "reason": None},
+    ]
+    report = build_report(engine, insert_campaign(engine, trials, stop_reason="spend_cap", state="stopped"))
+    assert [v["attempts"] for v in report["variants"]] == [1, 0]
+    assert [v["successes"] for v in report["variants"]] == [1, 0]
+    assert report["completion"]["not_attempted_by_reason"] == {"admitted_without_attempt": 1, "not_reached": 1, "spend_cap": 1}
+    assert report["completion"]["all_scheduled_attempted"] is False
+    assert [(t["trial_id"], t["reason"]) for t in report["not_attempted_trials"]] == [
+        ("a/r1/coding", "spend_cap"),
+        ("b/r1/baseline", "not_reached"),
+        ("b/r1/coding", "admitted_without_attempt"),
+    ]
+    assert report["paired_differences"]["verified_success"]["estimate_reason"] == "no_complete_pairs"
+    assert report["decision"]["basis"] == "no_paired_evidence"
+
+
+def test_provider_scope_reports_one_provider_and_the_whole(engine):
+    trials = []
+    for provider, coding_pass in (("openai-codex", True), ("zai", False)):
+        for task in ("a", "b"):
+            trials += [
+                {"task": task, "repetition": 1, "variant": "baseline", "provider": provider, "attempt": {"verified_pass": False}},
+                {"task": task, "repetition": 1, "variant": "coding", "provider": provider, "attempt": {"verified_pass": coding_pass}},
+            ]
+    cid = insert_campaign(engine, trials)
+    whole = build_report(engine, cid)
+    zai = build_report(engine, cid, provider="zai")
+    assert whole["scope"]["provider"] is None and zai["scope"]["provider"] == "zai"
+    assert whole["completion"]["attempted"] == 8 and zai["completion"]["attempted"] == 4
+    assert whole["paired_differences"]["verified_success"]["estimate"] == pytest.approx(0.5)
+    assert zai["paired_differences"]["verified_success"]["estimate"] == 0.0
+    assert {t["provider"] for t in zai["trials"]} == {"zai"}
+    assert zai["runtime"]["providers"] == ["zai"]

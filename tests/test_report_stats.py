@@ -1,0 +1,108 @@
+"""The task-cluster bootstrap: deterministic per seed, resamples clusters, fast."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_report_fixtures import insert_campaign
+
+from campaign.report import build_report, stats
+
+
+def test_each_replicate_is_the_mean_of_resampled_whole_clusters():
+    means = np.array([0.5, -1.0, 0.0, 0.25, 1.0])
+    idx = stats.resample_indices(len(means), seed=7)
+    assert idx.shape == (stats.RESAMPLES, len(means))
+    assert idx.min() >= 0 and idx.max() < len(means)
+    replicates = stats.bootstrap_means(means, seed=7)
+    for row in (0, 1, 999, 1999):
+        assert replicates[row] == pytest.approx(sum(means[i] for i in idx[row]) / len(means))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=2, max_size=40), st.integers(0, 2**63))
+def test_bootstrap_is_deterministic_per_seed(means, seed):
+    a = stats.summarize(means, seed, empty_reason="no_complete_pairs")
+    b = stats.summarize(means, seed, empty_reason="no_complete_pairs")
+    assert a == b
+    assert a.ci_low <= a.ci_high
+    assert min(means) - 1e-12 <= a.ci_low and a.ci_high <= max(means) + 1e-12
+
+
+def test_different_seeds_give_different_draws():
+    means = np.linspace(-1, 1, 12)
+    assert not np.array_equal(stats.bootstrap_means(means, 1), stats.bootstrap_means(means, 2))
+    # Negative seeds are accepted and stay deterministic.
+    assert np.array_equal(stats.bootstrap_means(means, -5), stats.bootstrap_means(means, -5))
+
+
+def test_one_cluster_has_an_estimate_but_no_interval_and_none_has_neither():
+    one = stats.summarize([0.4], 1, empty_reason="no_complete_pairs")
+    assert (one.estimate, one.ci_low, one.ci_high, one.interval_reason) == (0.4, None, None, "single_task_cluster")
+    none = stats.summarize([], 1, empty_reason="no_complete_pairs")
+    assert (none.estimate, none.estimate_reason, none.interval_reason) == (None, "no_complete_pairs", "no_complete_pairs")
+
+
+def test_report_resamples_task_clusters_not_attempts(engine):
+    """One task with 40 winning pairs and nine tasks with one tied pair each.
+
+    Clusters weigh equally, so the estimate is 0.1 and the interval comes from
+    resampling ten task means; resampling the 49 pairs as if independent would
+    centre near 40/49 = 0.82 with a narrow interval far from it.
+    """
+    trials = []
+    for rep in range(1, 41):
+        trials += [
+            {"task": "big", "repetition": rep, "variant": "baseline", "attempt": {"verified_pass": False}},
+            {"task": "big", "repetition": rep, "variant": "coding", "attempt": {"verified_pass": True}},
+        ]
+    for i in range(9):
+        trials += [{"task": f"small-{i}", "repetition": 1, "variant": v, "attempt": {"verified_pass": True}} for v in ("baseline", "coding")]
+    seed = 107
+    d = build_report(engine, insert_campaign(engine, trials, seed=seed))["paired_differences"]["verified_success"]
+    assert d["estimate"] == pytest.approx(0.1)
+    assert d["tasks"] == 10 and d["pairs"] == 49
+
+    task_means = np.array([1.0] + [0.0] * 9)  # the report orders tasks by name: "big" first
+    low, high = np.quantile(stats.bootstrap_means(task_means, seed), [0.025, 0.975])
+    assert (d["ci_low"], d["ci_high"]) == pytest.approx((low, high))
+
+    pair_diffs = np.array([1.0] * 40 + [0.0] * 9)
+    rng = stats.generator(seed)
+    attempt_level = pair_diffs[rng.integers(0, len(pair_diffs), size=(stats.RESAMPLES, len(pair_diffs)))].mean(axis=1)
+    a_low, a_high = np.quantile(attempt_level, [0.025, 0.975])
+    assert d["ci_high"] < a_low  # visibly different: the intervals do not even overlap
+    assert a_high <= 1.0
+
+
+def test_report_interval_is_reproducible_per_seed_and_changes_with_it(engine):
+    def trials():
+        out = []
+        for i in range(12):
+            for rep in (1, 2):
+                out += [
+                    {"task": f"t{i:02d}", "repetition": rep, "variant": "baseline", "attempt": {"verified_pass": (i + rep) % 3 == 0, "wall_seconds": 100.0 + i}},
+                    {"task": f"t{i:02d}", "repetition": rep, "variant": "coding", "attempt": {"verified_pass": (i * rep) % 2 == 0, "wall_seconds": 90.0 + 2 * i}},
+                ]
+        return out
+
+    first = build_report(engine, insert_campaign(engine, trials(), seed=11))["paired_differences"]
+    again = build_report(engine, insert_campaign(engine, trials(), seed=11))["paired_differences"]
+    other = build_report(engine, insert_campaign(engine, trials(), seed=12))["paired_differences"]
+    assert first == again
+    assert first["bootstrap"]["seed"] == 11 and first["bootstrap"]["resamples"] == 2000
+    assert first["verified_success"]["estimate"] == other["verified_success"]["estimate"]
+    assert (first["verified_success"]["ci_low"], first["verified_success"]["ci_high"]) != (other["verified_success"]["ci_low"], other["verified_success"]["ci_high"])
+    assert first["exploratory"] is False
+
+
+def test_bootstrap_of_500_clusters_is_well_under_a_second():
+    means = np.random.default_rng(0).normal(size=500)
+    stats.summarize(means, 1, empty_reason="no_complete_pairs")  # warm up
+    start = time.perf_counter()
+    stats.summarize(means, 107, empty_reason="no_complete_pairs")
+    assert time.perf_counter() - start < 0.5

@@ -1,0 +1,299 @@
+"""Tamper evidence on a real migrated store: seal, verify, then tamper with raw SQL."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+
+import pytest
+
+from campaign.errors import ConflictError, UsageProblem
+from campaign.schedule import build_schedule
+from campaign.store import chain, repository
+from campaign.store.models import Attempt
+
+GENESIS = "e" * 64
+
+
+def _campaign(engine, tasks=("task-a", "task-b", "task-c"), digest=GENESIS) -> tuple[int, list]:
+    campaign_id = repository.create_campaign(
+        engine,
+        repository.NewCampaign(kind="campaign", state="running", live=False, agent="offline", seed=3, experiment={"k": 1}, experiment_digest=digest),
+        build_schedule(list(tasks), 1, seed=3),
+        model="offline:synthetic",
+        default_provider="offline",
+    )
+    return campaign_id, repository.trials_in_order(engine, campaign_id)
+
+
+def _start(engine, trial, clock) -> int:
+    assert repository.admit_trial(engine, trial.id, clock=clock)
+    return repository.start_attempt(engine, trial, clock=clock)
+
+
+def _finish(engine, attempt_id, trial, clock, **fields) -> None:
+    clock.advance(30)
+    values = dict(
+        outcome="passed",
+        verified_pass=True,
+        wall_seconds=29.25,
+        completed_turns=3,
+        uncached_input_tokens=1200,
+        cached_input_tokens=3400,
+        cache_write_tokens=None,
+        output_tokens=560,
+        cost_usd=0.0123,
+        cost_reported=True,
+        cleanup_complete=True,
+        disposal_complete=True,
+        finalization_failed=False,
+        private_root="/tmp/campaign-paired-runtime-x",
+    )
+    values.update(fields)
+    repository.finish_attempt(engine, attempt_id, trial.id, clock=clock, **values)
+
+
+def _run(engine, clock, n: int, *, seal: bool = True, **kwargs) -> tuple[int, list[int]]:
+    campaign_id, trials = _campaign(engine, **kwargs)
+    ids = []
+    for trial in trials[:n]:
+        attempt_id = _start(engine, trial, clock)
+        _finish(engine, attempt_id, trial, clock)
+        if seal:
+            chain.seal_attempt(engine, attempt_id)
+        ids.append(attempt_id)
+    return campaign_id, ids
+
+
+def _sql(db_path, statement: str, *params) -> None:
+    with sqlite3.connect(db_path) as conn:
+        conn.execute(statement, params)
+
+
+def _kinds(problems) -> list[tuple[str, int | None]]:
+    return [(p.kind, p.seq) for p in problems]
+
+
+def test_sealed_rows_verify_intact_and_link_to_the_genesis(engine, clock):
+    campaign_id, ids = _run(engine, clock, 5)
+    assert chain.verify_chain(engine) == []
+    assert chain.verify_chain(engine, campaign_id) == []
+    assert chain.count_rows(engine, campaign_id) == 5
+    rows = repository.attempts_for(engine, campaign_id)
+    assert rows[0].prev_hash == GENESIS
+    for before, after in zip(rows, rows[1:]):
+        assert after.prev_hash == before.row_hash
+    for row in rows:
+        assert row.row_hash == chain.compute_hash(row.prev_hash, chain.canonical_row(row))
+
+
+def test_the_hash_is_sha256_of_canonical_json(engine, clock):
+    _, (attempt_id, *_) = _run(engine, clock, 1)
+    row = repository.get_attempt(engine, attempt_id)
+    values = chain.canonical_row(row)
+    assert "private_root" not in values and "id" not in values and "row_hash" not in values
+    assert values["started_at"] == "2026-01-01T00:00:00+00:00"
+    assert values["cache_write_tokens"] is None  # unknown stays null in the hash
+    payload = json.dumps({**values, "prev_hash": GENESIS}, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    assert row.row_hash == hashlib.sha256(payload.encode()).hexdigest()
+    with pytest.raises(ValueError):
+        chain.compute_hash(GENESIS, {**values, "wall_seconds": float("nan")})
+
+
+def test_every_column_but_the_excluded_ones_is_hashed():
+    # Fails when a column is added to attempts: decide how rows sealed without it verify.
+    columns = [c.name for c in Attempt.__table__.columns]
+    assert sorted(chain.HASHED_COLUMNS) == sorted(set(columns) - set(chain.EXCLUDED_COLUMNS))
+    assert set(chain.EXCLUDED_COLUMNS) <= set(columns)
+
+
+def test_private_root_is_not_hashed(engine, clock, db_path):
+    _run(engine, clock, 2)
+    _sql(db_path, "UPDATE attempts SET private_root = NULL")
+    assert chain.verify_chain(engine) == []
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("verified_pass", 0),
+        ("cost_usd", 0.0123001),
+        ("cache_write_tokens", 0),  # unknown rewritten as zero
+        ("cleanup_complete", None),
+        ("outcome", "failed"),
+        ("ended_at", "2026-01-01 00:00:31.000000"),
+        ("status", "interrupted"),
+    ],
+)
+def test_an_edited_column_is_detected(engine, clock, db_path, column, value):
+    campaign_id, ids = _run(engine, clock, 4)
+    _sql(db_path, f"UPDATE attempts SET {column} = ? WHERE id = ?", value, ids[1])
+    problems = chain.verify_chain(engine, campaign_id)
+    assert _kinds(problems) == [("edited", 2)]
+    assert problems[0].attempt_id == ids[1]
+    assert "changed after it was sealed" in problems[0].line()
+
+
+def test_a_deleted_row_is_detected(engine, clock, db_path):
+    campaign_id, ids = _run(engine, clock, 4)
+    trial_id = repository.trials_in_order(engine, campaign_id)[1].trial_id
+    _sql(db_path, "DELETE FROM attempts WHERE id = ?", ids[1])
+    problems = chain.verify_chain(engine, campaign_id)
+    assert _kinds(problems) == [("missing", 3), ("missing", None)]
+    assert "seq 2 missing" in problems[0].detail
+    assert f"trial {trial_id} is finished but has no attempt row" in problems[1].detail
+
+
+def test_deleting_the_last_row_is_detected_through_its_trial(engine, clock, db_path):
+    campaign_id, ids = _run(engine, clock, 3)
+    _sql(db_path, "DELETE FROM attempts WHERE id = ?", ids[-1])
+    assert _kinds(chain.verify_chain(engine, campaign_id)) == [("missing", None)]
+
+
+def test_deleting_and_renumbering_is_detected(engine, clock, db_path):
+    campaign_id, ids = _run(engine, clock, 4)
+    _sql(db_path, "DELETE FROM attempts WHERE id = ?", ids[1])
+    _sql(db_path, "UPDATE attempts SET seq = seq - 1 WHERE campaign_id = ? AND seq > 2", campaign_id)
+    kinds = _kinds(chain.verify_chain(engine, campaign_id))
+    assert ("edited", 2) in kinds and ("broken_link", 2) in kinds and ("edited", 3) in kinds
+
+
+def test_swapping_the_seq_of_two_rows_is_detected(engine, clock, db_path):
+    campaign_id, ids = _run(engine, clock, 4)
+    _sql(db_path, "UPDATE attempts SET seq = -1 WHERE id = ?", ids[1])
+    _sql(db_path, "UPDATE attempts SET seq = 2 WHERE id = ?", ids[2])
+    _sql(db_path, "UPDATE attempts SET seq = 3 WHERE id = ?", ids[1])
+    problems = chain.verify_chain(engine, campaign_id)
+    kinds = _kinds(problems)
+    assert ("edited", 2) in kinds and ("edited", 3) in kinds
+    assert ("broken_link", 2) in kinds and ("broken_link", 4) in kinds
+    assert {p.attempt_id for p in problems} == {ids[1], ids[2], ids[3]}
+
+
+def test_swapping_whole_rows_with_their_hashes_breaks_the_links(engine, clock, db_path):
+    campaign_id, ids = _run(engine, clock, 4)
+    # Swap everything but the identity: each row still matches its own hash, not its place.
+    with sqlite3.connect(db_path) as conn:
+        conn.row_factory = sqlite3.Row
+        a, b = (dict(conn.execute("SELECT * FROM attempts WHERE id = ?", (i,)).fetchone()) for i in ids[1:3])
+        conn.execute("UPDATE attempts SET seq = -1 WHERE id = ?", (a["id"],))
+        conn.execute("UPDATE attempts SET seq = ?, prev_hash = ?, row_hash = ? WHERE id = ?", (a["seq"], b["prev_hash"], b["row_hash"], b["id"]))
+        conn.execute("UPDATE attempts SET seq = ?, prev_hash = ?, row_hash = ? WHERE id = ?", (b["seq"], a["prev_hash"], a["row_hash"], a["id"]))
+    assert chain.verify_chain(engine, campaign_id)
+
+
+def test_a_removed_hash_before_sealed_rows_is_detected(engine, clock, db_path):
+    campaign_id, ids = _run(engine, clock, 4)
+    _sql(db_path, "UPDATE attempts SET row_hash = NULL, cost_usd = 0 WHERE id = ?", ids[1])
+    problems = chain.verify_chain(engine, campaign_id)
+    assert _kinds(problems) == [("unsealed", 2)]
+    assert "later rows are" in problems[0].detail
+
+
+def test_an_edited_genesis_is_detected(engine, clock, db_path):
+    campaign_id, _ = _run(engine, clock, 2)
+    _sql(db_path, "UPDATE campaigns SET experiment_digest = ? WHERE id = ?", "f" * 64, campaign_id)
+    problems = chain.verify_chain(engine, campaign_id)
+    assert _kinds(problems) == [("broken_link", 1)]
+    assert "experiment digest" in problems[0].detail
+
+
+def test_an_unreadable_value_is_reported_not_raised(engine, clock, db_path):
+    campaign_id, ids = _run(engine, clock, 3)
+    _sql(db_path, "UPDATE attempts SET started_at = 'not a time' WHERE id = ?", ids[1])
+    problems = chain.verify_chain(engine, campaign_id)
+    assert problems and problems[0].kind == "unreadable"
+
+
+def test_campaigns_chain_independently(engine, clock, db_path):
+    first, _ = _run(engine, clock, 2)
+    second, ids = _run(engine, clock, 2, digest="d" * 64)
+    _sql(db_path, "UPDATE attempts SET output_tokens = 1 WHERE id = ?", ids[0])
+    assert chain.verify_chain(engine, first) == []
+    assert [(p.campaign_id, p.kind) for p in chain.verify_chain(engine)] == [(second, "edited")]
+    with pytest.raises(UsageProblem, match="no campaign 99"):
+        chain.verify_chain(engine, 99)
+
+
+def test_sealing_is_idempotent_and_refuses_a_running_row(engine, clock):
+    campaign_id, trials = _campaign(engine)
+    attempt_id = _start(engine, trials[0], clock)
+    with pytest.raises(ConflictError, match="still running"):
+        chain.seal_attempt(engine, attempt_id)
+    assert chain.verify_chain(engine, campaign_id) == []  # a running row may end the chain unsealed
+    _finish(engine, attempt_id, trials[0], clock)
+    first = chain.seal_attempt(engine, attempt_id)
+    assert chain.seal_attempt(engine, attempt_id) == first
+    with pytest.raises(UsageProblem, match="no attempt 999"):
+        chain.seal_attempt(engine, 999)
+
+
+def test_sealing_inside_the_callers_transaction(engine, clock):
+    campaign_id, trials = _campaign(engine)
+    attempt_id = _start(engine, trials[0], clock)
+    _finish(engine, attempt_id, trials[0], clock, status="interrupted")
+    with engine.begin() as conn:
+        digest = chain.seal_attempt(conn, attempt_id)
+    assert repository.get_attempt(engine, attempt_id).row_hash == digest
+    assert chain.verify_chain(engine, campaign_id) == []
+
+
+def test_an_unsealed_finished_tail_is_reported_then_sealed_in_order(engine, clock):
+    campaign_id, ids = _run(engine, clock, 3, seal=False)
+    problems = chain.verify_chain(engine, campaign_id)
+    assert _kinds(problems) == [("unsealed", 1), ("unsealed", 2), ("unsealed", 3)]
+    # Sealing the last row seals the finished rows before it first.
+    chain.seal_attempt(engine, ids[-1])
+    assert chain.verify_chain(engine, campaign_id) == []
+
+
+def test_seal_pending_stops_at_a_running_last_row(engine, clock):
+    campaign_id, trials = _campaign(engine)
+    for trial in trials[:2]:
+        _finish(engine, _start(engine, trial, clock), trial, clock)
+    running = _start(engine, trials[2], clock)
+    assert chain.seal_pending(engine, campaign_id) == 2
+    assert chain.seal_pending(engine, campaign_id) == 0
+    assert repository.get_attempt(engine, running).row_hash is None
+    assert chain.verify_chain(engine, campaign_id) == []
+
+
+def test_a_row_cannot_be_sealed_past_a_running_one(engine, clock):
+    campaign_id, trials = _campaign(engine)
+    stuck = _start(engine, trials[0], clock)
+    later = _start(engine, trials[1], clock)
+    _finish(engine, later, trials[1], clock)
+    with pytest.raises(ConflictError, match="still running"):
+        chain.seal_attempt(engine, later)
+    kinds = _kinds(chain.verify_chain(engine, campaign_id))
+    assert kinds == [("running_not_last", 1), ("unsealed", 2)]
+    assert repository.get_attempt(engine, stuck).row_hash is None
+
+
+def test_sealing_refuses_a_chain_with_a_gap(engine, clock, db_path):
+    campaign_id, trials = _campaign(engine)
+    first = _start(engine, trials[0], clock)
+    _finish(engine, first, trials[0], clock)
+    second = _start(engine, trials[1], clock)
+    _finish(engine, second, trials[1], clock)
+    _sql(db_path, "DELETE FROM attempts WHERE id = ?", first)
+    with pytest.raises(chain.ChainBroken, match="seq 1 is missing"):
+        chain.seal_attempt(engine, second)
+
+
+def test_amend_tail_reseals_the_last_row_only(engine, clock, db_path):
+    campaign_id, ids = _run(engine, clock, 3)
+    with pytest.raises(ConflictError, match="not the last row"):
+        chain.amend_tail(engine, ids[1], cleanup_complete=False)
+    before = repository.get_attempt(engine, ids[-1]).row_hash
+    after = chain.amend_tail(engine, ids[-1], cleanup_complete=False, teardown_outcome="recovered")
+    row = repository.get_attempt(engine, ids[-1])
+    assert after == row.row_hash != before and row.cleanup_complete is False
+    assert chain.verify_chain(engine, campaign_id) == []
+    with pytest.raises(ValueError):
+        chain.amend_tail(engine, ids[-1], seq=9)
+    # A row edited outside the engine is not laundered by an amendment.
+    _sql(db_path, "UPDATE attempts SET cost_usd = 0 WHERE id = ?", ids[-1])
+    with pytest.raises(chain.ChainBroken, match="no longer matches"):
+        chain.amend_tail(engine, ids[-1], cleanup_complete=True)

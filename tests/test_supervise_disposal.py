@@ -1,0 +1,171 @@
+"""Disposal through pinned descriptors: no symlink followed, no replaced root removed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import campaign
+from campaign import isolation
+from campaign.store import repository
+from campaign.supervise import disposal
+
+NOBODY = 65534
+PROJECT = str(Path(campaign.__file__).resolve().parent.parent)
+
+
+def _fixture(root: isolation.PrivateRoot, files: int = 20) -> None:
+    for i in range(files):
+        d = root.cwd / f"pkg{i % 4}" / "sub"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"m{i}.py").write_text(f"x = {i}\n")
+
+
+def test_disposes_a_verified_root(tmp_path):
+    root = isolation.create_private_root(tmp_path)
+    _fixture(root)
+    os.mkfifo(root.tmpdir / "fifo")
+    result = disposal.dispose(root, finalization_ok=True, cleanup_complete=True)
+    assert result == disposal.DisposalResult(True, "disposed", False)
+    assert not root.path.exists()
+
+
+def test_symlinks_are_unlinked_never_followed(tmp_path):
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "keep.txt").write_text("precious")
+    (outside / "deep" / "also.txt").write_text("precious too")
+    root = isolation.create_private_root(tmp_path)
+    (root.cwd / "link_dir").symlink_to(outside)
+    (root.cwd / "nested").mkdir()
+    (root.cwd / "nested" / "link_file").symlink_to(outside / "keep.txt")
+    (root.cwd / "dangling").symlink_to(tmp_path / "nowhere")
+    os.link(outside / "keep.txt", root.cwd / "hardlink.txt")
+    result = disposal.dispose(root, finalization_ok=True, cleanup_complete=True)
+    assert result.disposal_complete
+    assert not root.path.exists()
+    assert (outside / "keep.txt").read_text() == "precious"
+    assert (outside / "deep" / "also.txt").read_text() == "precious too"
+    assert sorted(p.name for p in outside.iterdir()) == ["deep", "keep.txt"]
+
+
+def test_a_replaced_root_is_refused(tmp_path):
+    root = isolation.create_private_root(tmp_path)
+    _fixture(root)
+    moved = root.path.with_name(root.path.name + "-original")
+    root.path.rename(moved)
+    root.path.mkdir(mode=0o700)
+    (root.path / "someone-elses.txt").write_text("not ours")
+    result = disposal.dispose(root, finalization_ok=True, cleanup_complete=True)
+    assert (result.disposal_complete, result.reason) == (False, "root_replaced")
+    assert (root.path / "someone-elses.txt").read_text() == "not ours"
+    assert (moved / "work").is_dir()
+
+
+def test_a_root_swapped_for_a_symlink_is_refused(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("precious")
+    root = isolation.create_private_root(tmp_path)
+    shutil.rmtree(root.path)
+    root.path.symlink_to(outside)
+    result = disposal.dispose(root, finalization_ok=True, cleanup_complete=True)
+    assert (result.disposal_complete, result.reason) == (False, "root_replaced")
+    assert (outside / "keep.txt").read_text() == "precious"
+
+
+def test_missing_root(tmp_path):
+    root = isolation.create_private_root(tmp_path)
+    shutil.rmtree(root.path)
+    assert disposal.dispose(root, finalization_ok=True, cleanup_complete=True).reason == "root_missing"
+
+
+def test_failed_finalization_or_cleanup_keeps_the_root_and_records_separate_facts(engine, make_attempt, tmp_path):
+    attempt_id, _ = make_attempt()
+    root = isolation.create_private_root(tmp_path)
+    kept = disposal.dispose(root, finalization_ok=False, cleanup_complete=True)
+    assert (kept.disposal_complete, kept.finalization_failed, kept.reason) == (False, True, "finalization_failed")
+    assert root.path.is_dir()
+    disposal.record(engine, attempt_id, kept)
+    row = repository.get_attempt(engine, attempt_id)
+    assert (row.disposal_complete, row.finalization_failed) == (False, True)
+    unverified = disposal.dispose(root, finalization_ok=True, cleanup_complete=False)
+    assert (unverified.disposal_complete, unverified.finalization_failed, unverified.reason) == (False, False, "cleanup_unverified")
+    assert root.path.is_dir()
+
+
+NOBODY_SCRIPT = r"""
+import json, os, shutil, sys
+sys.path.insert(0, sys.argv[1])
+from campaign import isolation
+from campaign.supervise import disposal
+
+root = isolation.create_private_root(sys.argv[2])
+work = root.cwd
+for d in ("ro/b/c", "sealed/inner", "locked/deeper"):
+    os.makedirs(work / d)
+for f in ("ro/f.txt", "ro/b/g.txt", "ro/b/c/h.txt", "sealed/inner/x", "locked/deeper/y"):
+    (work / f).write_text("x")
+    os.chmod(work / f, 0o400)
+os.chmod(work / "ro/b/c", 0o500)
+os.chmod(work / "ro/b", 0o500)
+os.chmod(work / "ro", 0o555)
+os.chmod(work / "sealed/inner", 0o000)
+os.chmod(work / "sealed", 0o500)
+os.chmod(work / "locked/deeper", 0o100)
+os.chmod(work / "locked", 0o000)          # no read, no search
+os.chmod(root.home, 0o500)
+try:
+    shutil.rmtree(work / "locked")         # a pathname-based removal cannot do it
+    naive = "removed"
+except PermissionError:
+    naive = "refused"
+result = disposal.dispose(root, finalization_ok=True, cleanup_complete=True)
+print(json.dumps({"uid": os.getuid(), "naive": naive, "complete": result.disposal_complete,
+                  "reason": result.reason, "exists": os.path.exists(root.path)}))
+"""
+
+
+def _python_for(uid: int) -> str | None:
+    for candidate in (sys.executable, os.path.realpath(sys.executable), "/usr/bin/python3", "/usr/local/bin/python3"):
+        try:
+            ok = subprocess.run([candidate, "-I", "-c", "import sys; assert sys.version_info >= (3, 11)"], user=uid, group=uid, extra_groups=[], cwd="/", capture_output=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if ok.returncode == 0:
+            return candidate
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch to an unprivileged user")
+def test_read_only_nested_directories_as_an_unprivileged_owner():
+    python = _python_for(NOBODY)
+    if python is None:
+        pytest.skip("no Python 3.11+ executable is reachable for the unprivileged user")
+    base = Path(tempfile.mkdtemp(prefix="campaign-disposal-test-", dir="/tmp"))
+    try:
+        os.chown(base, NOBODY, NOBODY)
+        out = subprocess.run(
+            [python, "-I", "-c", NOBODY_SCRIPT, PROJECT, str(base)],
+            user=NOBODY,
+            group=NOBODY,
+            extra_groups=[],
+            cwd="/",
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 0, out.stderr
+        report = json.loads(out.stdout)
+        assert report == {"uid": NOBODY, "naive": "refused", "complete": True, "reason": "disposed", "exists": False}
+        assert list(base.iterdir()) == []
+    finally:
+        shutil.rmtree(base)
