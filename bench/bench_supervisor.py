@@ -90,8 +90,10 @@ def main() -> int:
         upgrade_engine(engine)
         supervised(engine, base, fixture, budget)  # warm-up
         bare(base, fixture)
-        sup_runs = [supervised(engine, base, fixture, budget) for _ in range(args.n)]
-        bare_runs = [bare(base, fixture) for _ in range(args.n)]
+        sup_runs, bare_runs = [], []
+        for _ in range(args.n):  # interleaved, so background load hits both arms alike
+            sup_runs.append(supervised(engine, base, fixture, budget))
+            bare_runs.append(bare(base, fixture))
         engine.dispose()
     med = lambda xs: statistics.median(xs)  # noqa: E731
     sup_total, bare_total = med([r["total"] for r in sup_runs]), med(bare_runs)

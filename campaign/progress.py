@@ -108,7 +108,7 @@ def format_duration(seconds: float | None) -> str:
     """``?`` when unknown; ``45s``, ``3m05s``, ``2h04m`` otherwise."""
     if seconds is None or not math.isfinite(seconds):
         return "?"
-    total = max(0, int(round(seconds)))
+    total = max(0, round(seconds))
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     if hours:
@@ -267,6 +267,7 @@ class Progress:
         self._started = clock()
         self._last_event = self._started
         self._drawn = 0
+        self._broken = False
 
     @property
     def elapsed(self) -> float:
@@ -335,5 +336,11 @@ class Progress:
         self._write(out)
 
     def _write(self, text: str) -> None:
-        self.stream.write(text)
-        self.stream.flush()
+        # A closed or broken stderr must never stop a campaign: the display just goes quiet.
+        if self._broken:
+            return
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):
+            self._broken = True

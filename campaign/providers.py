@@ -41,6 +41,7 @@ from campaign.agents.profiles import builtin_profile_names
 from campaign.errors import UsageProblem
 
 BUILTIN_CATALOG = Path(__file__).resolve().parent / "providers.toml"
+# Without --providers a campaign runs only the free offline route; paid ones must be named.
 DEFAULT_PROVIDERS = ("offline",)
 EQUIVALENT_SPEND_LABEL = "list-price equivalent, not billed"
 BASES = ("public list price", "synthetic")

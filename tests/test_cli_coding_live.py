@@ -105,6 +105,8 @@ def test_approved_run_follows_the_schedule_and_writes_the_report(ws: Workspace):
     assert pairs[0][0] == pairs[1][0] and {pairs[0][1], pairs[1][1]} == {"baseline", "coding"}
     doc = json.loads(report.read_text())
     assert doc["kind"] == "live_agentic_coding_paired" and doc["schema_version"] == 3
+    assert (doc["redaction"]["unlisted_values"], doc["redaction"]["redacted_ids"], doc["redaction"]["nulled_values"]) == (0, 0, 0)
+    assert doc["completion"]["all_scheduled_attempted"] is True
     assert report.with_suffix(".md").is_file()
 
 
@@ -253,8 +255,9 @@ def test_spend_gate_stops_before_the_ceiling_could_pass_the_maximum(ws: Workspac
     assert costs and all(c is not None for c in costs)
     assert sum(costs) + 0.15 > 0.2 and sum(costs[:-1]) + 0.15 <= 0.2
     stopped_with(ws, "spend_limit", len(costs))
-    not_attempted = json.loads(report.read_text())
-    assert "stop" in json.dumps(not_attempted)
+    doc = json.loads(report.read_text())
+    assert doc["campaign"]["stop_reason"] == "spend_limit"
+    assert {t["reason"] for t in doc["not_attempted_trials"]} == {"spend_limit"}
 
 
 def test_an_attempt_over_its_ceiling_stops_later_trials(ws: Workspace):

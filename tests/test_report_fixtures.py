@@ -80,7 +80,7 @@ def insert_campaign(
                     "pair_order": pair_order,
                     "position": position,
                     "status": t.get("status") or ("finished" if attempted else "not_attempted"),
-                    "not_attempted_reason": t.get("reason", None if attempted else "spend_cap"),
+                    "not_attempted_reason": t.get("reason", None if attempted else "spend_limit"),
                     "updated_at": T0,
                 }
             )

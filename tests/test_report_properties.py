@@ -46,7 +46,7 @@ attempts = st.fixed_dictionaries(
         "discovery_failures": st.one_of(st.none(), st.integers(0, 2)),
     }
 )
-reasons = st.sampled_from(["spend_cap", "run_deadline", "cleanup_unverified"])
+reasons = st.sampled_from(["spend_limit", "run_deadline", "cleanup_unverified"])
 
 
 @st.composite
@@ -227,17 +227,17 @@ def test_missing_wall_drops_only_that_pairs_wall_comparison(engine):
 def test_not_attempted_trials_are_listed_separately_and_never_counted(engine):
     trials = [
         {"task": "a", "repetition": 1, "variant": "baseline", "attempt": {"verified_pass": True}},
-        {"task": "a", "repetition": 1, "variant": "coding", "attempt": None, "status": "not_attempted", "reason": "spend_cap"},
+        {"task": "a", "repetition": 1, "variant": "coding", "attempt": None, "status": "not_attempted", "reason": "spend_limit"},
         {"task": "b", "repetition": 1, "variant": "baseline", "attempt": None, "status": "scheduled", "reason": None},
         {"task": "b", "repetition": 1, "variant": "coding", "attempt": None, "status": "admitted", "reason": None},
     ]
-    report = build_report(engine, insert_campaign(engine, trials, stop_reason="spend_cap", state="stopped"))
+    report = build_report(engine, insert_campaign(engine, trials, stop_reason="spend_limit", state="stopped"))
     assert [v["attempts"] for v in report["variants"]] == [1, 0]
     assert [v["successes"] for v in report["variants"]] == [1, 0]
-    assert report["completion"]["not_attempted_by_reason"] == {"admitted_without_attempt": 1, "not_reached": 1, "spend_cap": 1}
+    assert report["completion"]["not_attempted_by_reason"] == {"admitted_without_attempt": 1, "not_reached": 1, "spend_limit": 1}
     assert report["completion"]["all_scheduled_attempted"] is False
     assert [(t["trial_id"], t["reason"]) for t in report["not_attempted_trials"]] == [
-        ("a/r1/coding", "spend_cap"),
+        ("a/r1/coding", "spend_limit"),
         ("b/r1/baseline", "not_reached"),
         ("b/r1/coding", "admitted_without_attempt"),
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import sqlite3
 
@@ -34,35 +35,48 @@ def _start(engine, trial, clock) -> int:
 
 def _finish(engine, attempt_id, trial, clock, **fields) -> None:
     clock.advance(30)
-    values = dict(
-        outcome="passed",
-        verified_pass=True,
-        wall_seconds=29.25,
-        completed_turns=3,
-        uncached_input_tokens=1200,
-        cached_input_tokens=3400,
-        cache_write_tokens=None,
-        output_tokens=560,
-        cost_usd=0.0123,
-        cost_reported=True,
-        cleanup_complete=True,
-        disposal_complete=True,
-        finalization_failed=False,
-        private_root="/tmp/campaign-paired-runtime-x",
-    )
-    values.update(fields)
+    values = {
+        "outcome": "passed",
+        "verified_pass": True,
+        "wall_seconds": 29.25,
+        "completed_turns": 3,
+        "uncached_input_tokens": 1200,
+        "cached_input_tokens": 3400,
+        "cache_write_tokens": None,  # unknown
+        "output_tokens": 560,
+        "cost_usd": 0.0123,
+        "cost_reported": True,
+        "cleanup_complete": True,
+        "disposal_complete": True,
+        "finalization_failed": False,
+        "private_root": "/tmp/campaign-paired-runtime-x",
+        **fields,
+    }
     repository.finish_attempt(engine, attempt_id, trial.id, clock=clock, **values)
 
 
+def _unseal(engine, ids) -> None:
+    """What a store written before sealing existed (or by a crashed writer) looks like."""
+    from sqlalchemy import update
+
+    from campaign.store.models import Attempt
+
+    with engine.begin() as conn:
+        conn.execute(update(Attempt).where(Attempt.id.in_(ids)).values(row_hash=None, prev_hash=None))
+
+
 def _run(engine, clock, n: int, *, seal: bool = True, **kwargs) -> tuple[int, list[int]]:
+    """n finished attempts; finish_attempt seals each row in its own transaction."""
     campaign_id, trials = _campaign(engine, **kwargs)
     ids = []
     for trial in trials[:n]:
         attempt_id = _start(engine, trial, clock)
         _finish(engine, attempt_id, trial, clock)
         if seal:
-            chain.seal_attempt(engine, attempt_id)
+            chain.seal_attempt(engine, attempt_id)  # idempotent on an already sealed row
         ids.append(attempt_id)
+    if not seal:
+        _unseal(engine, ids)
     return campaign_id, ids
 
 
@@ -76,13 +90,13 @@ def _kinds(problems) -> list[tuple[str, int | None]]:
 
 
 def test_sealed_rows_verify_intact_and_link_to_the_genesis(engine, clock):
-    campaign_id, ids = _run(engine, clock, 5)
+    campaign_id, _ = _run(engine, clock, 5)
     assert chain.verify_chain(engine) == []
     assert chain.verify_chain(engine, campaign_id) == []
     assert chain.count_rows(engine, campaign_id) == 5
     rows = repository.attempts_for(engine, campaign_id)
     assert rows[0].prev_hash == GENESIS
-    for before, after in zip(rows, rows[1:]):
+    for before, after in itertools.pairwise(rows):
         assert after.prev_hash == before.row_hash
     for row in rows:
         assert row.row_hash == chain.compute_hash(row.prev_hash, chain.canonical_row(row))
@@ -250,8 +264,11 @@ def test_an_unsealed_finished_tail_is_reported_then_sealed_in_order(engine, cloc
 
 def test_seal_pending_stops_at_a_running_last_row(engine, clock):
     campaign_id, trials = _campaign(engine)
+    finished = []
     for trial in trials[:2]:
-        _finish(engine, _start(engine, trial, clock), trial, clock)
+        finished.append(_start(engine, trial, clock))
+        _finish(engine, finished[-1], trial, clock)
+    _unseal(engine, finished)
     running = _start(engine, trials[2], clock)
     assert chain.seal_pending(engine, campaign_id) == 2
     assert chain.seal_pending(engine, campaign_id) == 0
@@ -263,23 +280,27 @@ def test_a_row_cannot_be_sealed_past_a_running_one(engine, clock):
     campaign_id, trials = _campaign(engine)
     stuck = _start(engine, trials[0], clock)
     later = _start(engine, trials[1], clock)
-    _finish(engine, later, trials[1], clock)
+    # finish_attempt seals in the same transaction, so the whole finish is refused.
     with pytest.raises(ConflictError, match="still running"):
-        chain.seal_attempt(engine, later)
-    kinds = _kinds(chain.verify_chain(engine, campaign_id))
-    assert kinds == [("running_not_last", 1), ("unsealed", 2)]
+        _finish(engine, later, trials[1], clock)
+    assert repository.get_attempt(engine, later).status == "running"
     assert repository.get_attempt(engine, stuck).row_hash is None
+    assert _kinds(chain.verify_chain(engine, campaign_id)) == [("running_not_last", 1)]
 
 
 def test_sealing_refuses_a_chain_with_a_gap(engine, clock, db_path):
-    campaign_id, trials = _campaign(engine)
+    _, trials = _campaign(engine)
     first = _start(engine, trials[0], clock)
     _finish(engine, first, trials[0], clock)
     second = _start(engine, trials[1], clock)
     _finish(engine, second, trials[1], clock)
+    _unseal(engine, [second])
     _sql(db_path, "DELETE FROM attempts WHERE id = ?", first)
     with pytest.raises(chain.ChainBroken, match="seq 1 is missing"):
         chain.seal_attempt(engine, second)
+    third = _start(engine, trials[2], clock)
+    with pytest.raises(chain.ChainBroken, match="seq 1 is missing"):
+        _finish(engine, third, trials[2], clock)
 
 
 def test_amend_tail_reseals_the_last_row_only(engine, clock, db_path):
@@ -291,8 +312,9 @@ def test_amend_tail_reseals_the_last_row_only(engine, clock, db_path):
     row = repository.get_attempt(engine, ids[-1])
     assert after == row.row_hash != before and row.cleanup_complete is False
     assert chain.verify_chain(engine, campaign_id) == []
-    with pytest.raises(ValueError):
-        chain.amend_tail(engine, ids[-1], seq=9)
+    for identity in ({"seq": 9}, {"status": "running"}, {"row_hash": "0" * 64}):
+        with pytest.raises(ValueError, match="cannot amend"):
+            chain.amend_tail(engine, ids[-1], **identity)
     # A row edited outside the engine is not laundered by an amendment.
     _sql(db_path, "UPDATE attempts SET cost_usd = 0 WHERE id = ?", ids[-1])
     with pytest.raises(chain.ChainBroken, match="no longer matches"):

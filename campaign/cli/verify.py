@@ -13,7 +13,12 @@ from campaign.store.migrate import open_store
 @click.argument("campaign_id", type=int, required=False)
 @db_option
 def verify(campaign_id: int | None, db: str | None) -> None:
-    """Check that no attempt row was edited, deleted or reordered (one campaign, or all)."""
+    """Check that no attempt row was edited, deleted or reordered.
+
+    Recomputes every attempt row's hash and its link to the row before, for
+    CAMPAIGN_ID or, without it, every campaign in the store. Exits 1 with one
+    line per problem.
+    """
     with core_errors():
         engine = open_store(db, create=False)
         try:

@@ -31,30 +31,11 @@ from campaign.errors import Interrupted
 from campaign.lanes import bundles
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
 from campaign.spend import spend_complete
+from campaign.vocabulary import FAILURE_CLASSES  # noqa: F401  (the failure_class words)
 from campaign.store import repository
 from campaign.store.models import Trial
 from campaign.supervise import Supervisor, TeardownBudget, critical
 from campaign.supervise import disposal
-
-# Bounded vocabulary for failure_class: the only failure text a report can carry.
-FAILURE_CLASSES = (
-    "profile_gate",
-    "runtime_boot_failed",
-    "timeout",
-    "unparseable_output",
-    "empty_output",
-    "agent_error",
-    "max_turns",
-    "permission_denied",
-    "verifier_timeout",
-    "verifier_failed",
-    "no_failed_tool_call",
-    "profile_unconfirmed",
-    "interrupted",
-    "engine_error",
-)
-
-
 
 @dataclass(frozen=True)
 class AttemptPlan:

@@ -34,6 +34,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from campaign import vocabulary
+from campaign.supervise import teardown
+
 UNLISTED = "unlisted"
 
 # --- code-authored vocabularies ---------------------------------------------------
@@ -46,122 +49,13 @@ TRIAL_STATUSES = ("scheduled", "admitted", "finished", "not_attempted")
 ATTEMPT_STATUSES = ("running", "finished", "interrupted")
 AGENTS = ("offline", "claude-code", "codex", "gemini", "opencode", "generic", "mini-swe-agent", "custom")
 
-# Attempt outcomes and failure classes: the adapters' error classes plus the
-# engine's own (verifier, deadline, teardown, gates). Bounded by construction.
-OUTCOMES = (
-    "passed",
-    "pass",
-    "success",
-    "failed",
-    "fail",
-    "failure",
-    "verified_pass",
-    "verified_fail",
-    "timeout",
-    "timed_out",
-    "error",
-    "interrupted",
-    "cleanup_unverified",
-    "not_verified",
-    "unverified",
-)
-FAILURE_CLASSES = (
-    # adapters (campaign.agents.record.ERROR_CLASSES)
-    "unparseable_output",
-    "empty_output",
-    "agent_error",
-    "max_turns",
-    "permission_denied",
-    # engine
-    "verifier_failed",
-    "verification_failed",
-    "verifier_error",
-    "verifier_timeout",
-    "tests_failed",
-    "timeout",
-    "timed_out",
-    "attempt_timeout",
-    "client_timeout",
-    "deadline",
-    "run_deadline",
-    "interrupted",
-    "boot_failed",
-    "runtime_boot_failed",
-    "health_check_failed",
-    "profile_mismatch",
-    "profile_gate_failed",
-    "applied_profile_mismatch",
-    "missing_applied_profile",
-    "missing_failed_tool_call",
-    "fixture_failed",
-    "fixture_error",
-    "spawn_failed",
-    "launch_failed",
-    "client_error",
-    "client_failed",
-    "cleanup_unverified",
-    "disposal_failed",
-    "disposal_incomplete",
-    "finalization_failed",
-    "spend_ceiling_exceeded",
-    "attempt_ceiling_exceeded",
-    "spend_incomplete",
-    "internal_error",
-    "crashed",
-)
-TEARDOWN_OUTCOMES = (
-    "clean",
-    "graceful",
-    "terminated",
-    "forced",
-    "killed",
-    "recovered",
-    "verified",
-    "cleanup_verified",
-    "cleanup_unverified",
-    "unverified",
-    "not_started",
-    "interrupted",
-    "timeout",
-)
-CONTAINMENT = ("cgroup", "cgroup_v2", "process_group", "subreaper", "pidfd", "kqueue", "none")
-STOP_REASONS = (
-    "completed",
-    "all_attempted",
-    "spend_cap",
-    "max_spend",
-    "max_spend_reached",
-    "spend_gate",
-    "budget",
-    "budget_exhausted",
-    "attempt_ceiling_exceeded",
-    "per_attempt_ceiling_exceeded",
-    "spend_ceiling_exceeded",
-    "spend_missing",
-    "spend_incomplete",
-    "incomplete_spend",
-    "missing_spend",
-    "incomplete_missing_spend",
-    "cleanup_unverified",
-    "disposal_failed",
-    "disposal_incomplete",
-    "finalization_failed",
-    "finalization_incomplete",
-    "run_deadline",
-    "run_deadline_reached",
-    "run_timeout",
-    "deadline",
-    "deadline_reached",
-    "interrupted",
-    "max_attempts",
-    "max_attempts_reached",
-    "operator_stop",
-    "profile_mismatch",
-    "profile_gate_failed",
-    "resume_blocked",
-    "prior_stop",
-    "stopped",
-)
+# Bounded vocabularies come from the engine itself, so the lanes and the
+# allowlist cannot drift apart.
+OUTCOMES = vocabulary.OUTCOMES
+FAILURE_CLASSES = vocabulary.FAILURE_CLASSES
+TEARDOWN_OUTCOMES = teardown.OUTCOMES
+CONTAINMENT = teardown.CONTAINMENTS
+STOP_REASONS = vocabulary.STOP_REASONS
 # Why a scheduled trial has no attempt: the stop reasons, plus the report's own.
 NOT_ATTEMPTED_REASONS = STOP_REASONS + ("not_reached", "admitted_without_attempt", "campaign_stopped")
 REASONING = ("provider_default", "none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -530,15 +424,19 @@ SCHEMA_DIAGNOSTICS = Obj(
         "terminal_usage_observations": Int(),
         "cache_observable": Bool(),
         "visible_schema_tokens": Int(),
-        "disclosure_measurements": Obj(
-            {
-                "profile": Enum(DISCLOSURE_PROFILES),
-                "active": Bool(),
-                "estimated_tokens": Int(),
-                "disclosed_tokens": Int(),
-                "hidden_count": Int(),
-                "disclosed_count": Int(),
-            }
+        # One measurement per disclosure application the runtime reported.
+        "disclosure_measurements": List(
+            Obj(
+                {
+                    "profile": Enum(DISCLOSURE_PROFILES),
+                    "active": Bool(),
+                    "estimated_tokens": Int(),
+                    "disclosed_tokens": Int(),
+                    "hidden_count": Int(),
+                    "disclosed_count": Int(),
+                }
+            ),
+            max_items=16,
         ),
         "resolved_bridge_invocations": Map(Sha256(), Obj({"calls": Int(), "errors": Int()}), max_items=256),
     }

@@ -33,8 +33,6 @@ compares HASHED_COLUMNS with the model fails until someone decides.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +40,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Float, exists, func, select, update
 
 from campaign.errors import ConflictError, StoreError, UsageProblem
+from campaign.plan import canonical_digest
 from campaign.store.models import Attempt, Campaign, Trial
 
 EXCLUDED_COLUMNS = ("id", "row_hash", "prev_hash", "private_root")
@@ -94,11 +93,10 @@ def canonical_row(attempt: Any) -> dict[str, Any]:
 
 
 def compute_hash(prev_hash: str | None, row: Mapping[str, Any]) -> str:
-    """SHA-256 over the canonical JSON of the row's values plus its predecessor's hash."""
+    """SHA-256 over the canonical JSON (the plan digest's form) of the row's values plus its predecessor's hash."""
     if "prev_hash" in row:
         raise ValueError("the row's values must not carry their own prev_hash")
-    payload = json.dumps({**row, "prev_hash": prev_hash}, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return canonical_digest({**row, "prev_hash": prev_hash})
 
 
 def _json_value(name: str, value: Any) -> Any:
@@ -148,11 +146,11 @@ def amend_tail(target: Engine | Connection, attempt_id: int, **fields: Any) -> s
     For the engine's own late findings on the campaign's last attempt (e.g.
     ``campaign recover`` proving cleanup after the row was sealed). Refused
     when a later row exists, when the row already fails its hash (it was
-    edited outside the engine), or when a hashed-away column is named.
+    edited outside the engine), or for the row's identity, position or status.
     """
-    unknown = sorted(set(fields) - set(HASHED_COLUMNS) - {"private_root"})
-    if unknown or {"campaign_id", "trial_pk", "seq"} & set(fields):
-        raise ValueError(f"cannot amend {', '.join(unknown) or 'the row identity'}")
+    refused = sorted((set(fields) - set(HASHED_COLUMNS) - {"private_root"}) | ({"campaign_id", "trial_pk", "seq", "status"} & set(fields)))
+    if refused:
+        raise ValueError(f"cannot amend {', '.join(refused)}: not a recorded fact of a finished row")
     if isinstance(target, Engine):
         with target.begin() as conn:
             return _amend(conn, attempt_id, fields)
@@ -321,17 +319,18 @@ def _verify_campaign(conn: Connection, campaign_id: int) -> list[ChainProblem]:
 
 def _readable_rows(conn: Connection, campaign_id: int, problem) -> list[Mapping[str, Any]]:
     """All rows in seq order; a row the types cannot read becomes a problem, not a crash."""
-    stmt = select(_ATTEMPTS).where(_ATTEMPTS.c.campaign_id == campaign_id).order_by(_ATTEMPTS.c.seq, _ATTEMPTS.c.id)
+    order = (_ATTEMPTS.c.seq, _ATTEMPTS.c.id)
     try:
-        return list(conn.execute(stmt).mappings())
+        return list(conn.execute(select(_ATTEMPTS).where(_ATTEMPTS.c.campaign_id == campaign_id).order_by(*order)).mappings())
     except (ValueError, TypeError):
-        pass
+        pass  # read them one by one to name the bad one
     rows = []
-    for attempt_id, seq in conn.execute(select(_ATTEMPTS.c.id, _ATTEMPTS.c.seq).where(_ATTEMPTS.c.campaign_id == campaign_id).order_by(_ATTEMPTS.c.seq, _ATTEMPTS.c.id)):
+    for attempt_id, seq in conn.execute(select(_ATTEMPTS.c.id, _ATTEMPTS.c.seq).where(_ATTEMPTS.c.campaign_id == campaign_id).order_by(*order)):
         try:
             rows.append(_row(conn, attempt_id))
         except (ValueError, TypeError):
-            problem("unreadable", f"attempt {attempt_id}: a value cannot be read as its column's type (the row was edited)", seq=seq if isinstance(seq, int) else None)
+            detail = f"attempt {attempt_id} holds a value its column's type cannot read (the row was edited)"
+            problem("unreadable", detail, seq=seq if isinstance(seq, int) else None)
     return rows
 
 

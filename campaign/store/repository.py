@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from campaign.errors import ConflictError
 from campaign.schedule import ScheduledTrial
+from campaign.store import chain
 from campaign.store.models import Attempt, Campaign, LedgerEntry, Trial
 
 Clock = Callable[[], dt.datetime]
@@ -163,7 +164,8 @@ def update_attempt(engine: Engine, attempt_id: int, *, expected: str = "running"
 
 
 def finish_attempt(engine: Engine, attempt_id: int, trial_pk: int, *, status: str = "finished", clock: Clock = utcnow, **fields: Any) -> None:
-    """running -> finished|interrupted, and its trial admitted -> finished, atomically."""
+    """running -> finished|interrupted, its trial admitted -> finished, and the row
+    sealed into the campaign's hash chain, atomically."""
     with engine.begin() as conn:
         done = conn.execute(
             update(Attempt).where(Attempt.id == attempt_id, Attempt.status == "running").values(status=status, ended_at=clock(), **fields)
@@ -171,6 +173,8 @@ def finish_attempt(engine: Engine, attempt_id: int, trial_pk: int, *, status: st
         moved = conn.execute(update(Trial).where(Trial.id == trial_pk, Trial.status == "admitted").values(status="finished", updated_at=clock())).rowcount
         if done != 1 or moved != 1:
             raise ConflictError(f"attempt {attempt_id} or its trial changed under us; refusing to overwrite")
+        # Sealed in the same transaction: a finished row is never visible unchained.
+        chain.seal_attempt(conn, attempt_id)
 
 
 def get_attempt(engine: Engine, attempt_id: int) -> Attempt | None:

@@ -13,6 +13,7 @@ The lanes use it like this::
         try:
             with Supervisor(engine, attempt_id, root) as sup:
                 rt = sup.start("runtime", argv, env=env, stdout=root.capture("runtime.out"))
+                sup.verify_ledger()                     # rows intact in the store, before any paid call
                 res = sup.run("client", argv, env=env, timeout=660, stdout=root.capture("client.out"))
                 ...                                    # RunResult(exit_code|None, timed_out, wall_seconds)
             verdict = sup.teardown()                    # already run by __exit__; cached
@@ -39,8 +40,10 @@ What each piece guarantees (Linux):
   the command's group.
 * ``teardown`` (also run by ``__exit__``): TERM to the runtime and owned groups
   with ``budget.grace`` (5 s; not waited when all have exited), SIGKILL and
-  ``cgroup.kill`` with a bounded wait, then ``campaign recover`` as a separate
-  process with only PATH/LANG/LC_ALL, all within ``budget.total`` (35 s).
+  ``cgroup.kill`` with a bounded wait, then offline recovery as a separate
+  process with only PATH/LANG/LC_ALL (``python -I -m campaign.supervise.recovery``:
+  the code of ``campaign recover`` without loading the rest of the CLI), all
+  within ``budget.total`` (35 s).
   Descendants found on the way are recorded as role "descendant" and must be
   proven gone too. Returns ``TeardownVerdict(cleanup_complete, outcome,
   containment, survivors, ...)``; outcome is one of "clean", "forced",
@@ -49,6 +52,15 @@ What each piece guarantees (Linux):
 * ``disposal.dispose`` removes the root only after a verified cleanup and a
   successful finalization, through pinned descriptors; ``disposal.record``
   stores ``disposal_complete`` and ``finalization_failed`` separately.
+* ``campaign recover`` after a crashed runner signals only ledger members whose
+  (pid, start ticks, boot id) still match, and completes an attempt only with
+  a containment witness (its cgroup, emptied and removed). Without a cgroup it
+  proves the recorded members gone but leaves the attempt ``cleanup_unverified``:
+  a descendant born after the dead supervisor's last sweep cannot be excluded.
+
+Contract: while a Supervisor is active the runner starts no child processes of
+its own outside it (in subreaper mode, any new child of the runner counts as
+the attempt's), and only one Supervisor is active per process.
 """
 
 from __future__ import annotations

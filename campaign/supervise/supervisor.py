@@ -155,6 +155,9 @@ class Supervisor:
         python: str = sys.executable,
         recovery_argv: Sequence[str] | None = None,
     ) -> None:
+        """``python`` runs the offline recovery process and must have ``campaign``
+        importable (the runner's own interpreter, by default); ``recovery_argv``
+        replaces the whole recovery command (the attempt id and options are appended)."""
         self.engine = engine
         self.attempt_id = attempt_id
         self.root = root
@@ -296,6 +299,7 @@ class Supervisor:
                 raise
         member = holder["m"]
         self.log(f"spawned {role} pid {member.pid} ledger {member.ledger_id}")
+        self.log.flush()
         return Process(self, member)
 
     def run(
