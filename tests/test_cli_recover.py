@@ -64,3 +64,22 @@ def test_all_visits_every_unverified_attempt(runner, engine, db_url, make_attemp
 def test_never_creates_a_store(runner, tmp_path):
     result = runner.invoke(cli, ["recover", "1", "--db", str(tmp_path / "none.db")])
     assert result.exit_code == 2 and not (tmp_path / "none.db").exists()
+
+
+def test_recover_never_rewrites_a_finished_sealed_row(runner, engine, db_url, make_attempt):
+    from campaign.store import chain
+
+    attempt_id, trial = make_attempt()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    proc = ProcFS()
+    # A member that is provably gone now (its pid exited): the ledger gets the proof...
+    repository.record_ledger(engine, attempt_id, LedgerMember("client", gone.pid, 1, proc.boot_id(), proc.pid_ns(), None))
+    repository.finish_attempt(engine, attempt_id, trial.id, outcome="failed", cleanup_complete=False, teardown_outcome="unverified")
+    result = runner.invoke(cli, ["recover", str(attempt_id), "--db", db_url])
+    row = repository.get_attempt(engine, attempt_id)
+    # ...but the sealed attempt keeps its recorded fact, so the stop it caused stands.
+    assert (row.cleanup_complete, row.teardown_outcome) == (False, "unverified")
+    assert chain.verify_chain(engine, trial.campaign_id) == []
+    assert [e.verification for e in repository.ledger_for(engine, attempt_id)] != [None]
+    assert result.exit_code in (0, 1)

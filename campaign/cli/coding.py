@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from campaign.cli.common import core_errors, db_option
 from campaign.lanes import options as opt
-from campaign.lanes import nonpaired, paired_live, paired_plan
+from campaign.lanes import multi_provider, nonpaired, paired_live, paired_plan
 from campaign.report import write_report
 
 _PATH = click.Path(path_type=Path)
@@ -30,6 +31,19 @@ def _live(options: opt.CodingOptions, db: str | None) -> None:
     click.echo(f"store: {result.store} (campaign {result.campaign_id})")
 
 
+def _campaign(options: opt.CodingOptions, db: str | None) -> None:
+    result = multi_provider.run(options, db, catalog_path=options.providers_catalog, stream=sys.stderr)
+    if not result.live:
+        click.echo(f"would run {result.scheduled} trials, one at a time, interleaved by pair; nothing ran (add --live to execute)")
+        click.echo(f"store: {result.store}")
+        return
+    stopped = f"; stopped: {result.stop_reason}" if result.stop_reason else ""
+    click.echo(f"ran {result.attempted_now} attempts now; {result.left} of {result.scheduled} scheduled trials left{stopped}")
+    for path in result.reports:
+        click.echo(f"report: {path}")
+    click.echo(f"store: {result.store} (campaign {result.campaign_id}); continue with the same options plus --resume")
+
+
 @click.command(context_settings={"max_content_width": 100})
 @click.option("--paired", is_flag=True, help="Repeated paired disclosure trials (baseline vs coding) under the plan gate.")
 @click.option("--launcher", type=_PATH, help="The agent executable, inside --source (an installed launcher from another revision is refused). Needed only when the agent profile runs {launcher}; no default.")
@@ -48,6 +62,13 @@ def _live(options: opt.CodingOptions, db: str | None) -> None:
 @click.option("--approve-plan-digest", metavar="SHA256", help="Paired --live only: lowercase SHA-256 of the canonical approved plan.")
 @click.option("--live/--no-live", default=None, help="Paired only: allow paid calls once every approval check passes; never implied.")
 @click.option("--failure-dir", type=_PATH, metavar="DIR", help="Private failure bundles, outside --source; never upload or commit them.")
+@click.option("--campaign", "campaign", is_flag=True, help="Resumable multi-provider campaign (baseline vs coding per provider); --live executes, --resume continues.")
+@click.option("--providers", metavar="NAME,NAME", help="Campaign only: providers from the catalog [default: offline].")
+@click.option("--variants", metavar="baseline,coding", help="Campaign only: the variants (only baseline,coding is supported).")
+@click.option("--control-plane-port", type=int, metavar="PORT", help="Campaign only: a fixed loopback port for the agent runtime's control plane [default: OS-chosen].")
+@click.option("--output-dir", type=_PATH, metavar="DIR", help="Campaign only, required: the store (campaign.db) and reports live here.")
+@click.option("--resume", is_flag=True, help="Campaign only: continue the campaign in --output-dir from what the store records.")
+@click.option("--providers-catalog", type=_PATH, metavar="FILE.toml", help="Campaign only: a providers catalog instead of the shipped one.")
 @click.option("--schema-budgets", "schema_budgets", is_flag=False, flag_value="", multiple=True, metavar="ANY", help="Unsupported and always refused: the coding profile ignores budget_tokens, so budget variants would be identical treatments.")
 @db_option
 def coding(db: str | None, **values) -> None:
@@ -62,6 +83,9 @@ def coding(db: str | None, **values) -> None:
     options = opt.CodingOptions(**values)
     with core_errors():
         opt.check_mode(options)
+        if options.campaign:
+            _campaign(options, db)
+            return
         if not options.paired:
             _nonpaired(options, db)
             return

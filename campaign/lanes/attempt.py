@@ -27,6 +27,7 @@ from campaign.agents.adapters import get_adapter
 from campaign.agents.record import AgentRecord, unknown_record
 from campaign.benchmark import Task
 from campaign.config import VARIANT_PROFILES
+from campaign.providers import Provider, equivalent_spend
 from campaign.errors import Interrupted
 from campaign.lanes import bundles
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
@@ -56,6 +57,9 @@ class AttemptPlan:
     tmp_base: Path | None = None
     teardown_budget: TeardownBudget = field(default_factory=TeardownBudget)
     extra_client_args: tuple[str, ...] = ()
+    extra_env: tuple[tuple[str, str], ...] = ()
+    # The provider's list prices, for the "list-price equivalent, not billed" column.
+    provider: Provider | None = None
 
     @property
     def expected_profile(self) -> str | None:
@@ -237,7 +241,7 @@ def _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer) -
         config_path = root.path / "agent-config.toml"
         config_path.write_text(plan.config_text, encoding="utf-8")
     sdk = dict(plan.profile.sdk_path_vars)
-    extra = profiles.client_env(plan.profile, config_path) if config_path else {}
+    extra = dict(plan.extra_env) | (profiles.client_env(plan.profile, config_path) if config_path else {})
     env = isolation.build_env(root, os.environ, sdk_path_vars=sdk, credential_names=plan.credential_names, extra=extra)
     values = _placeholder_values(plan, trial, root, prompt_file, config_path)
 
@@ -319,6 +323,7 @@ def _finish(engine, attempt_id, trial, plan, root, sup, state: Observed, stopped
         disposal_complete=disposed.disposal_complete,
         finalization_failed=disposed.finalization_failed,
         private_root=None if disposed.disposal_complete else str(root.path),
+        equivalent_spend_usd=equivalent_spend(record, plan.provider).usd if plan.provider else None,
         **counter_fields(record),
     )
     result = AttemptOutcome(

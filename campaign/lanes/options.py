@@ -71,6 +71,13 @@ class CodingOptions:
     live: bool | None = None  # None: neither --live nor --no-live
     failure_dir: Path | None = None
     schema_budgets: tuple[str, ...] = ()  # every --schema-budgets given, with any value
+    campaign: bool = False
+    providers: str | None = None
+    variants: str | None = None
+    control_plane_port: int | None = None
+    output_dir: Path | None = None
+    resume: bool = False
+    providers_catalog: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -120,12 +127,62 @@ def reject_paired_only(opts: CodingOptions) -> None:
         )
 
 
+# The campaign mode's own options, refused elsewhere (option -> field).
+CAMPAIGN_ONLY = (
+    ("--providers", "providers"),
+    ("--variants", "variants"),
+    ("--control-plane-port", "control_plane_port"),
+    ("--output-dir", "output_dir"),
+    ("--resume", "resume"),
+    ("--providers-catalog", "providers_catalog"),
+)
+# Options the campaign mode replaces (--live replaces the plan gate; the store and
+# reports live in --output-dir; each provider brings its own model).
+NOT_IN_CAMPAIGN = (
+    ("--plan", "plan"),
+    ("--approve-plan-digest", "approve_plan_digest"),
+    ("--profile-python", "profile_python"),
+    ("--run-timeout", "run_timeout"),
+    ("--output", "output"),
+    ("--model", "model"),
+)
+
+
+def _given(opts: CodingOptions, table) -> list[str]:
+    return [name for name, field in table if getattr(opts, field) not in (None, False)]
+
+
+def check_campaign_mode(opts: CodingOptions) -> None:
+    """--campaign and its own options: never combined with --paired, never given without it."""
+    if opts.campaign and opts.paired:
+        raise UsageProblem("--campaign and --paired cannot be combined; choose one lane", option="--campaign")
+    if not opts.campaign:
+        names = _given(opts, CAMPAIGN_ONLY)
+        if names:
+            raise UsageProblem(f"{', '.join(names)} only apply with --campaign", option=names[0])
+        return
+    names = _given(opts, NOT_IN_CAMPAIGN)
+    if names:
+        raise UsageProblem(
+            f"{', '.join(names)} do not apply with --campaign: it replaces the plan gate with an explicit --live, "
+            "takes each provider's model from the providers catalog and writes to --output-dir",
+            option=names[0],
+        )
+    if opts.output_dir is None:
+        raise UsageProblem("--campaign needs --output-dir DIR (the store and the reports live there)", option="--output-dir")
+    if opts.control_plane_port is not None and not 1 <= opts.control_plane_port <= 65535:
+        raise UsageProblem(f"must be a port in 1..65535, got {opts.control_plane_port}", option="--control-plane-port")
+
+
 def check_mode(opts: CodingOptions) -> None:
-    """What every lane checks first: unsupported options, paired-only ones, then the
-    values whose rules do not depend on the lane."""
+    """What every lane checks first: unsupported options, the lane's own options, then
+    the values whose rules do not depend on the lane."""
     reject_unsupported(opts)
-    reject_paired_only(opts)
+    check_campaign_mode(opts)
     check_numbers(opts)
+    if opts.campaign:
+        return
+    reject_paired_only(opts)
     parse_model(opts.model)
     if opts.output is None:
         raise UsageProblem("--output FILE.json is required (write it outside the source checkout)", option="--output")

@@ -54,13 +54,16 @@ def render(report: dict[str, Any], svg_name: str) -> tuple[str, str, str]:
     return dumps(report), render_markdown(report, svg_name), render_svg(report)
 
 
-def write_report(engine: Engine, campaign_id: int | None, output: Path) -> Written:
-    """`campaign report`: the campaign (default: the latest) to OUTPUT.json, .md and .svg beside it."""
+def write_report(engine: Engine, campaign_id: int | None, output: Path, *, provider: str | None = None) -> Written:
+    """`campaign report`: the campaign (default: the latest) to OUTPUT.json, .md and .svg beside it.
+
+    ``provider`` scopes a multi-provider campaign's report to that provider's trials.
+    """
     output = Path(output)
     if output.suffix != ".json":
         raise UsageProblem(f"{output.name} should end in .json (the Markdown and SVG are written beside it)", option="--output")
     campaign = resolve_campaign(engine, campaign_id)
-    report = build_report(engine, campaign.id)
+    report = build_report(engine, campaign.id, provider=provider)
     return _write(report, output, output.with_suffix(".md"), output.with_suffix(".svg"))
 
 

@@ -50,6 +50,11 @@ class Campaign(Base):
     started_at: Mapped[dt.datetime | None]
     finished_at: Mapped[dt.datetime | None]
     deadline_at: Mapped[dt.datetime | None]
+    # The runner holding this campaign, by birth-bound identity: a lease that a
+    # resumer may take over only after proving that exact process is gone.
+    runner_pid: Mapped[int | None]
+    runner_start_ticks: Mapped[int | None] = mapped_column(BigInt)
+    runner_boot_id: Mapped[str64 | None]
 
 
 class Trial(Base):

@@ -275,3 +275,57 @@ def mark_remaining_not_attempted(engine: Engine, campaign_id: int, reason: str, 
     )
     with engine.begin() as conn:
         return conn.execute(stmt).rowcount
+
+
+@dataclass(frozen=True)
+class RunnerIdentity:
+    pid: int
+    start_ticks: int
+    boot_id: str
+
+
+def campaign_runner(engine: Engine, campaign_id: int) -> RunnerIdentity | None:
+    row = get_campaign(engine, campaign_id)
+    if row is None or row.runner_pid is None:
+        return None
+    return RunnerIdentity(row.runner_pid, row.runner_start_ticks, row.runner_boot_id)
+
+
+def acquire_campaign(engine: Engine, campaign_id: int, me: RunnerIdentity, *, stale: RunnerIdentity | None) -> bool:
+    """Take the campaign's runner lease: free, or held by ``stale`` (proven gone by the caller).
+
+    A compare-and-set on the exact identity observed, so of two resumers that
+    both saw the same dead runner, only one wins.
+    """
+    held = Campaign.runner_pid.is_(None) if stale is None else (
+        (Campaign.runner_pid == stale.pid) & (Campaign.runner_start_ticks == stale.start_ticks) & (Campaign.runner_boot_id == stale.boot_id)
+    )
+    stmt = update(Campaign).where(Campaign.id == campaign_id, held).values(runner_pid=me.pid, runner_start_ticks=me.start_ticks, runner_boot_id=me.boot_id)
+    with engine.begin() as conn:
+        return conn.execute(stmt).rowcount == 1
+
+
+def release_campaign(engine: Engine, campaign_id: int, me: RunnerIdentity) -> None:
+    stmt = (
+        update(Campaign)
+        .where(Campaign.id == campaign_id, Campaign.runner_pid == me.pid, Campaign.runner_start_ticks == me.start_ticks, Campaign.runner_boot_id == me.boot_id)
+        .values(runner_pid=None, runner_start_ticks=None, runner_boot_id=None)
+    )
+    with engine.begin() as conn:
+        conn.execute(stmt)
+
+
+def reset_admitted_without_attempt(engine: Engine, campaign_id: int, clock: Clock = utcnow) -> int:
+    """admitted -> scheduled for trials whose runner died before their attempt row existed.
+
+    Nothing was spawned for such a trial (processes start only after the attempt
+    row and its ledger rows are committed), so running it later repeats nothing.
+    """
+    has_attempt = select(Attempt.id).where(Attempt.trial_pk == Trial.id).exists()
+    stmt = (
+        update(Trial)
+        .where(Trial.campaign_id == campaign_id, Trial.status == "admitted", ~has_attempt)
+        .values(status="scheduled", updated_at=clock())
+    )
+    with engine.begin() as conn:
+        return conn.execute(stmt).rowcount

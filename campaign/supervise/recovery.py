@@ -212,10 +212,12 @@ def recover_attempt(
     if report.unverified > report.alive:
         report.reasons.append("unprovable_member")
     report.cleanup_complete = not report.reasons and report.unverified == 0
-    if not delegated:
+    fresh = repository.get_attempt(engine, attempt_id)
+    if not delegated and fresh.status == "running":
+        # Only an unfinished row (its runner died) takes the verdict; a finished row is
+        # sealed evidence, and a later proof must never rewrite it to clear a stop.
         outcome = "recovered" if report.cleanup_complete else "unverified"
-        fresh = repository.get_attempt(engine, attempt_id)
-        repository.update_attempt(engine, attempt_id, expected=fresh.status, cleanup_complete=report.cleanup_complete, teardown_outcome=outcome)
+        repository.update_attempt(engine, attempt_id, cleanup_complete=report.cleanup_complete, teardown_outcome=outcome)
     log.append(report.line())
     _append_log(attempt.private_root, log)
     return report
