@@ -187,8 +187,7 @@ def test_recovery_path_makes_a_real_failing_tool_call(tmp_path, monkeypatch, cap
 
 def test_shipped_recovery_tasks_report_the_failed_call(tmp_path):
     tasks = [t for t in benchmark.all_tasks() if t.requires_failed_tool_call]
-    if not tasks:
-        pytest.skip("no shipped task requires a failed tool call yet")
+    assert tasks, "the benchmark must ship a recovery task"
     for task in tasks:
         attempt = make_attempt(tmp_path / task.name, task=task.name)
         r = record_of(attempt.run(3))

@@ -5,20 +5,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-import campaign
 from campaign import isolation
 from campaign.store import repository
 from campaign.supervise import disposal
 
 NOBODY = 65534
-PROJECT = str(Path(campaign.__file__).resolve().parent.parent)
 
 
 def _fixture(root: isolation.PrivateRoot, files: int = 20) -> None:
@@ -101,70 +97,55 @@ def test_failed_finalization_or_cleanup_keeps_the_root_and_records_separate_fact
     assert root.path.is_dir()
 
 
-NOBODY_SCRIPT = r"""
-import json, os, shutil, sys
-sys.path.insert(0, sys.argv[1])
-from campaign import isolation
-from campaign.supervise import disposal
-
-root = isolation.create_private_root(sys.argv[2])
-work = root.cwd
-for d in ("ro/b/c", "sealed/inner", "locked/deeper"):
-    os.makedirs(work / d)
-for f in ("ro/f.txt", "ro/b/g.txt", "ro/b/c/h.txt", "sealed/inner/x", "locked/deeper/y"):
-    (work / f).write_text("x")
-    os.chmod(work / f, 0o400)
-os.chmod(work / "ro/b/c", 0o500)
-os.chmod(work / "ro/b", 0o500)
-os.chmod(work / "ro", 0o555)
-os.chmod(work / "sealed/inner", 0o000)
-os.chmod(work / "sealed", 0o500)
-os.chmod(work / "locked/deeper", 0o100)
-os.chmod(work / "locked", 0o000)          # no read, no search
-os.chmod(root.home, 0o500)
-try:
-    shutil.rmtree(work / "locked")         # a pathname-based removal cannot do it
-    naive = "removed"
-except PermissionError:
-    naive = "refused"
-result = disposal.dispose(root, finalization_ok=True, cleanup_complete=True)
-print(json.dumps({"uid": os.getuid(), "naive": naive, "complete": result.disposal_complete,
-                  "reason": result.reason, "exists": os.path.exists(root.path)}))
-"""
-
-
-def _python_for(uid: int) -> str | None:
-    for candidate in (sys.executable, os.path.realpath(sys.executable), "/usr/bin/python3", "/usr/local/bin/python3"):
+def _unprivileged_disposal(base: Path) -> dict:
+    """In a forked child that drops to ``nobody``: build a tree of read-only and
+    unsearchable directories, show a pathname-based rmtree cannot remove it, then
+    dispose of it. The child inherits every loaded module, so it needs no access
+    to the interpreter or the checkout (which may be private to root)."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        status = 1
         try:
-            ok = subprocess.run([candidate, "-I", "-c", "import sys; assert sys.version_info >= (3, 11)"], user=uid, group=uid, extra_groups=[], cwd="/", capture_output=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if ok.returncode == 0:
-            return candidate
-    return None
+            os.close(read_fd)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            root = isolation.create_private_root(base)
+            work = root.cwd
+            for d in ("ro/b/c", "sealed/inner", "locked/deeper"):
+                os.makedirs(work / d)
+            for f in ("ro/f.txt", "ro/b/g.txt", "ro/b/c/h.txt", "sealed/inner/x", "locked/deeper/y"):
+                (work / f).write_text("x")
+                os.chmod(work / f, 0o400)
+            for d, mode in (("ro/b/c", 0o500), ("ro/b", 0o500), ("ro", 0o555), ("sealed/inner", 0o000), ("sealed", 0o500), ("locked/deeper", 0o100), ("locked", 0o000)):
+                os.chmod(work / d, mode)  # "locked": no read, no search
+            os.chmod(root.home, 0o500)
+            try:
+                shutil.rmtree(work / "locked")  # a pathname-based removal cannot do it
+                naive = "removed"
+            except PermissionError:
+                naive = "refused"
+            result = disposal.dispose(root, finalization_ok=True, cleanup_complete=True)
+            report = {"uid": os.getuid(), "naive": naive, "complete": result.disposal_complete, "reason": result.reason, "exists": os.path.exists(root.path)}
+            os.write(write_fd, json.dumps(report).encode())
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as fh:
+        data = fh.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return json.loads(data)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch to an unprivileged user")
 def test_read_only_nested_directories_as_an_unprivileged_owner():
-    python = _python_for(NOBODY)
-    if python is None:
-        pytest.skip("no Python 3.11+ executable is reachable for the unprivileged user")
     base = Path(tempfile.mkdtemp(prefix="campaign-disposal-test-", dir="/tmp"))
     try:
         os.chown(base, NOBODY, NOBODY)
-        out = subprocess.run(
-            [python, "-I", "-c", NOBODY_SCRIPT, PROJECT, str(base)],
-            user=NOBODY,
-            group=NOBODY,
-            extra_groups=[],
-            cwd="/",
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert out.returncode == 0, out.stderr
-        report = json.loads(out.stdout)
+        report = _unprivileged_disposal(base)
         assert report == {"uid": NOBODY, "naive": "refused", "complete": True, "reason": "disposed", "exists": False}
         assert list(base.iterdir()) == []
     finally:
