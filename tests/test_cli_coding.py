@@ -11,16 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from campaign import benchmark
-from campaign.cli import cli
 from campaign.lanes import paired_plan
 from campaign.lanes.options import CodingOptions
 from campaign.plan import canonical_digest, template_document
 from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
-from workspace import Workspace, git, refused, run
+from workspace import Workspace, refused, run
 
 
 # Each way TOML can set runtime.tools.disclosure, refused one by one through the CLI.

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from campaign import benchmark
-from campaign.cli import cli
 from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
 from workspace import run
@@ -219,6 +218,8 @@ def test_two_concurrent_resumers_never_double_run(tmp_path):
     _wait_for(lambda: (out / "campaign.db").exists() and _count(out, "SELECT count(*) FROM ledger") >= 1)
     first.send_signal(signal.SIGINT)
     assert first.wait(timeout=60) == 130
+    left = _count(out, "SELECT count(*) FROM trials WHERE status = 'scheduled'")
+    assert left >= 1
     a, b = cli_proc(base(out, "--live", "--resume")), cli_proc(base(out, "--live", "--resume"))
     (out_a, err_a), (out_b, err_b) = a.communicate(timeout=300), b.communicate(timeout=300)
     codes = sorted([a.returncode, b.returncode])
@@ -226,6 +227,9 @@ def test_two_concurrent_resumers_never_double_run(tmp_path):
     if codes == [0, 1]:
         loser = err_a if a.returncode == 1 else err_b
         assert "only one runner at a time" in loser or "took campaign" in loser
+    # Whoever ran what, the trials left were run exactly once between them.
+    ran = [int(m) for m in re.findall(r"ran (\d+) attempts now", out_a + out_b)]
+    assert sum(ran) == left
     invariants(out)
     assert db_rows(out, "SELECT count(*) FROM attempts")[0][0] == db_rows(out, "SELECT count(*) FROM trials WHERE status = 'finished'")[0][0]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,16 +22,7 @@ from campaign.digests import (
     source_files,
     tree_digest,
 )
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-        env={k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    )
+from workspace import git
 
 
 @pytest.fixture

@@ -316,7 +316,7 @@ def _drive(engine, campaign_id, inputs: CampaignInputs, schedule, url, stream, t
         recover_orphans(engine, campaign_id, url.render_as_string(hide_password=False))
         stop_reason, blocked = blocking_attempts(engine, campaign_id)
         if stop_reason is not None:
-            _close(engine, campaign_id, stop_reason, state="stopped")
+            repository.close_campaign(engine, campaign_id, stop_reason, state="stopped")
             reports = write_reports(engine, campaign_id, inputs)
             detail = "\n".join(blocked)
             raise ResumeRefused(
@@ -356,7 +356,7 @@ def _drive(engine, campaign_id, inputs: CampaignInputs, schedule, url, stream, t
                 stop_reason = result.stop_reason
                 if progress:
                     progress.update(AttemptFinished(provider.name, trial.variant, result.outcome == "passed", result.record.cost_usd, result.wall_seconds, trial.trial_id))
-        _close(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
+        repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
     except Interrupted:
         with critical():
             # Trials not reached stay scheduled: --resume runs them.
@@ -384,19 +384,6 @@ def _progress(engine, campaign_id: int, inputs: CampaignInputs, trials, stream) 
     progress.preload([*done, *skipped])
     progress.start()
     return progress
-
-
-def _close(engine, campaign_id: int, stop_reason: str | None, *, state: str) -> None:
-    if stop_reason is not None:
-        repository.mark_remaining_not_attempted(engine, campaign_id, stop_reason)
-    trials = repository.trials_in_order(engine, campaign_id)
-    completion = {
-        "scheduled": len(trials),
-        "attempted": sum(t.status == "finished" for t in trials),
-        "not_attempted": sum(t.status == "not_attempted" for t in trials),
-        "all_scheduled_trials_ran": all(t.status == "finished" for t in trials),
-    }
-    repository.set_campaign_state(engine, campaign_id, expected=("running", "interrupted", "stopped", "completed"), state=state, stop_reason=stop_reason, completion=completion)
 
 
 def write_reports(engine, campaign_id: int, inputs: CampaignInputs) -> tuple[Path, ...]:

@@ -86,8 +86,7 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
         with interruptible():
             for index, trial in enumerate(repository.trials_in_order(engine, campaign_id), start=1):
                 if stop_reason is not None:
-                    repository.mark_not_attempted(engine, trial.id, stop_reason)
-                    continue
+                    break
                 if not repository.admit_trial(engine, trial.id):
                     continue
                 plan = AttemptPlan(task=benchmark.get_task(trial.task), profile=profile, model=model, seed=0, timeout_s=timeout, credential_names=credentials, launcher=str(launcher) if launcher else None, failure_dir=opts.failure_dir)
@@ -97,22 +96,14 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
                 stop_reason = result.stop_reason
                 wall = "?" if result.wall_seconds is None else f"{result.wall_seconds:.1f}s"
                 progress(f"[{index}/{len(trials)}] {trial.task}: {result.outcome}{'' if result.failure_class is None else ' (' + result.failure_class + ')'} wall {wall}, elapsed {timer() - started:.0f}s")
-        state = "stopped" if stop_reason else "completed"
-        repository.set_campaign_state(engine, campaign_id, expected=("running",), state=state, stop_reason=stop_reason)
+        repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
     except Interrupted:
         with critical():
-            _mark_rest(engine, campaign_id, "interrupted")
-            repository.set_campaign_state(engine, campaign_id, expected=("running",), state="interrupted", stop_reason="interrupted")
+            repository.close_campaign(engine, campaign_id, "interrupted", state="interrupted")
             write_report(engine, campaign_id, output)
         raise
     write_report(engine, campaign_id, output)
     return NonpairedResult(campaign_id, output, describe(engine.url), attempted, passed, stop_reason)
-
-
-def _mark_rest(engine, campaign_id: int, reason: str) -> None:
-    for trial in repository.trials_in_order(engine, campaign_id):
-        if trial.status == "scheduled":
-            repository.mark_not_attempted(engine, trial.id, reason)
 
 
 def _digest(obj: Any) -> str:

@@ -151,10 +151,10 @@ def run(
                     f"{'' if result.failure_class is None else ' (' + result.failure_class + ')'}"
                     f", spend {repository.measured_spend(engine, campaign_id):.4f}/{approval.limits.max_spend_usd} USD"
                 )
-        _close(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
+        repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
     except Interrupted:
         with critical():
-            _close(engine, campaign_id, "interrupted", state="interrupted")
+            repository.close_campaign(engine, campaign_id, "interrupted", state="interrupted")
             if write_output is not None:
                 write_output(engine, campaign_id, inputs.output)
         raise
@@ -163,14 +163,3 @@ def run(
     return LiveResult(campaign_id, inputs.output, describe(engine.url), len(schedule), attempted, passed, stop_reason)
 
 
-def _close(engine, campaign_id: int, stop_reason: str | None, *, state: str) -> None:
-    if stop_reason is not None:
-        repository.mark_remaining_not_attempted(engine, campaign_id, stop_reason)
-    trials = repository.trials_in_order(engine, campaign_id)
-    completion = {
-        "scheduled": len(trials),
-        "attempted": sum(t.status == "finished" for t in trials),
-        "not_attempted": sum(t.status == "not_attempted" for t in trials),
-        "all_scheduled_trials_ran": all(t.status == "finished" for t in trials),
-    }
-    repository.set_campaign_state(engine, campaign_id, expected=("running",), state=state, stop_reason=stop_reason, completion=completion)

@@ -329,3 +329,20 @@ def reset_admitted_without_attempt(engine: Engine, campaign_id: int, clock: Cloc
     )
     with engine.begin() as conn:
         return conn.execute(stmt).rowcount
+
+
+def close_campaign(engine: Engine, campaign_id: int, stop_reason: str | None, *, state: str, clock: Clock = utcnow) -> None:
+    """End a lane's run: trials a stop prevented become not_attempted(reason), and the
+    campaign records its state, stop reason and completion (never proof that all ran)."""
+    if stop_reason is not None:
+        mark_remaining_not_attempted(engine, campaign_id, stop_reason, clock)
+    trials = trials_in_order(engine, campaign_id)
+    completion = {
+        "scheduled": len(trials),
+        "attempted": sum(t.status == "finished" for t in trials),
+        "not_attempted": sum(t.status == "not_attempted" for t in trials),
+        "all_scheduled_trials_ran": all(t.status == "finished" for t in trials),
+    }
+    set_campaign_state(
+        engine, campaign_id, expected=("running", "interrupted", "stopped", "completed"), state=state, stop_reason=stop_reason, completion=completion, clock=clock
+    )
