@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite, in an environment this script makes for itself.
+# The whole test suite, in an environment this script makes for itself: a venv,
+# and a throwaway PostgreSQL cluster on loopback for the backend-parametrised tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${CAMPAIGN_TEST_VENV:-.venv-test}
@@ -9,4 +10,26 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
-exec "$venv/bin/python" -m pytest -q "$@"
+
+# PostgreSQL: found on the machine, or installed from Debian's packages when we may.
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+if [ -z "$pg_bin" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) || true
+  pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+fi
+if [ -n "$pg_bin" ]; then
+  pg_dir=$(mktemp -d /tmp/campaign-test-pg.XXXXXX)
+  as_pg=()
+  if [ "$(id -u)" = 0 ]; then
+    # The server refuses to run as root.
+    chown postgres: "$pg_dir" 2>/dev/null && as_pg=(runuser -u postgres --) || { chown nobody: "$pg_dir"; as_pg=(runuser -u nobody --); }
+  fi
+  port=$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "${as_pg[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U campaign --no-sync >/dev/null
+  "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/log" -w -o "-h 127.0.0.1 -p $port -k $pg_dir -F" start >/dev/null
+  trap '"${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
+  export CAMPAIGN_TEST_POSTGRES="postgresql+psycopg://campaign@127.0.0.1:$port/postgres"
+else
+  echo "scripts/test.sh: no PostgreSQL here; the PostgreSQL half of the store tests will be skipped" >&2
+fi
+"$venv/bin/python" -m pytest -q "$@"

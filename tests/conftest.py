@@ -82,3 +82,46 @@ def make_attempt(engine):
         return repository.start_attempt(engine, trial), trial
 
     return _make
+
+
+# --- PostgreSQL (started by scripts/test.sh; required in CI) -------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> str:
+    import os
+
+    url = os.environ.get("CAMPAIGN_TEST_POSTGRES")
+    if not url:
+        if os.environ.get("CAMPAIGN_REQUIRE_POSTGRES"):
+            pytest.fail("CAMPAIGN_REQUIRE_POSTGRES is set but scripts/test.sh started no PostgreSQL")
+        pytest.skip("no PostgreSQL: run the suite through scripts/test.sh, which starts one")
+    return url
+
+
+@pytest.fixture
+def postgres_url(postgres_admin_url: str):
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    import uuid
+
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    name = f"campaign_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(postgres_admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_url(postgres_admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend_url(request, tmp_path: Path) -> str:
+    """The same test against each supported backend."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'backend.db'}"
+    return request.getfixturevalue("postgres_url")
