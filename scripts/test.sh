@@ -25,9 +25,10 @@ if [ -n "$pg_bin" ]; then
     chown postgres: "$pg_dir" 2>/dev/null && as_pg=(runuser -u postgres --) || { chown nobody: "$pg_dir"; as_pg=(runuser -u nobody --); }
   fi
   port=$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  "${as_pg[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U campaign --no-sync >/dev/null
-  "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/log" -w -o "-h 127.0.0.1 -p $port -k $pg_dir -F" start >/dev/null
-  trap '"${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
+  # From /, since the server's user may not be allowed into this checkout.
+  (cd / && "${as_pg[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U campaign --no-sync >/dev/null)
+  (cd / && "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/log" -w -o "-h 127.0.0.1 -p $port -k $pg_dir -F" start >/dev/null)
+  trap '(cd / && "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -m immediate stop >/dev/null 2>&1) || true; rm -rf "$pg_dir"' EXIT
   export CAMPAIGN_TEST_POSTGRES="postgresql+psycopg://campaign@127.0.0.1:$port/postgres"
 else
   echo "scripts/test.sh: no PostgreSQL here; the PostgreSQL half of the store tests will be skipped" >&2

@@ -213,3 +213,43 @@ def test_interruption_mid_attempt_persists_the_row_and_tears_down(engine, tmp_ba
     assert row.cleanup_complete is True and row.teardown_outcome in ("clean", "forced", "recovered")
     for entry in repository.ledger_for(engine, row.id):
         assert not _alive(entry.pid, entry.start_ticks)
+
+
+def test_every_classification_is_a_reportable_word():
+    from itertools import product
+
+    from campaign import vocabulary
+    from campaign.agents.record import ERROR_CLASSES
+
+    for task in (PLAIN, RECOVERY):
+        plan = _plan(task)
+        for gate_ok, boot_ok, timed_out, exit_code, v_timeout, error, tool_errors, applied in product(
+            (True, False), (True, False), (True, False), (None, 0, 1), (True, False), (None, *sorted(ERROR_CLASSES)), (None, 0, 1), (None, ("coding",), ("legacy",))
+        ):
+            record = AgentRecord(error_class=error, tool_errors=tool_errors, applied_profiles=applied)
+            outcome, failure, _ = classify(plan, gate_ok=gate_ok, boot_ok=boot_ok, client_timed_out=timed_out, record=record, verifier_exit=exit_code, verifier_timed_out=v_timeout)
+            assert outcome in vocabulary.OUTCOMES
+            assert failure is None or failure in vocabulary.FAILURE_CLASSES
+
+
+def test_an_interrupt_before_the_supervisor_starts_still_persists_the_row(engine, tmp_base, monkeypatch):
+    import signal
+
+    from campaign import isolation
+    from campaign.lanes import attempt as attempt_module
+    from campaign.supervise import interruptible
+
+    real = isolation.create_private_root
+
+    def signalled_then_create(base=None):
+        os.kill(os.getpid(), signal.SIGINT)  # a real signal, landing exactly here
+        return real(base)
+
+    monkeypatch.setattr(attempt_module.isolation, "create_private_root", signalled_then_create)
+    trial = _trial(engine, PLAIN)
+    with interruptible(), pytest.raises(Interrupted):
+        run_attempt(engine, trial, _plan(PLAIN, tmp_base=tmp_base))
+    (row,) = repository.attempts_for(engine, trial.campaign_id)
+    assert (row.status, row.outcome, row.cleanup_complete, row.disposal_complete) == ("interrupted", "interrupted", True, True)
+    assert repository.ledger_for(engine, row.id) == []
+    assert list(tmp_base.iterdir()) == []

@@ -128,3 +128,15 @@ def test_finishing_twice_is_a_conflict(engine):
     with pytest.raises(ConflictError):
         repository.finish_attempt(engine, attempt_id, trial.id, outcome="passed")
     assert repository.get_attempt(engine, attempt_id).outcome is None
+
+
+def test_a_stop_marks_admitted_trials_without_an_attempt_not_attempted(engine):
+    campaign_id = _campaign(engine, tasks=("a", "b"))
+    first, second, third, _ = repository.trials_in_order(engine, campaign_id)
+    repository.admit_trial(engine, first.id)
+    attempt_id = repository.start_attempt(engine, first)
+    repository.finish_attempt(engine, attempt_id, first.id)
+    repository.admit_trial(engine, second.id)  # an interruption landed before its attempt row
+    assert repository.mark_remaining_not_attempted(engine, campaign_id, "interrupted") == 3
+    statuses = [(t.status, t.not_attempted_reason) for t in repository.trials_in_order(engine, campaign_id)]
+    assert statuses == [("finished", None)] + [("not_attempted", "interrupted")] * 3

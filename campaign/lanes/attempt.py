@@ -32,11 +32,13 @@ from campaign.errors import Interrupted
 from campaign.lanes import bundles
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
 from campaign.spend import spend_complete
-from campaign.vocabulary import FAILURE_CLASSES  # noqa: F401  (the failure_class words)
 from campaign.store import repository
 from campaign.store.models import Trial
-from campaign.supervise import Supervisor, TeardownBudget, critical
+from campaign.supervise import Supervisor, TeardownBudget, TeardownVerdict, critical
 from campaign.supervise import disposal
+
+NOTHING_SPAWNED = TeardownVerdict(cleanup_complete=True, outcome="clean", containment="pgid-only", survivors=0)
+
 
 @dataclass(frozen=True)
 class AttemptPlan:
@@ -147,7 +149,8 @@ def classify(
     verifier_exit: int | None,
     verifier_timed_out: bool,
 ) -> tuple[str, str | None, bool | None]:
-    """(outcome, failure_class, verified_pass) from what was observed.
+    """(outcome, failure_class, verified_pass) from what was observed; the words come
+    from campaign.vocabulary, the only ones a report may carry.
 
     The verifier alone decides whether the code passes; the recovery task also
     needs an observed failed tool call, and a paired trial needs the applied
@@ -221,9 +224,12 @@ def run_attempt(
         deadline = min(deadline, runtime_deadline)
     state = Observed()
     stopped_by: BaseException | None = None
-    root = isolation.create_private_root(plan.tmp_base)
-    sup = Supervisor(engine, attempt_id, root, clock=clock, budget=plan.teardown_budget, python=plan.python)
+    root: isolation.PrivateRoot | None = None
+    sup: Supervisor | None = None
     try:
+        with critical():  # an interruption here is deferred to the end of this block, inside the try
+            root = isolation.create_private_root(plan.tmp_base)
+            sup = Supervisor(engine, attempt_id, root, clock=clock, budget=plan.teardown_budget, python=plan.python)
         with sup:
             _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer)
     except Exception as exc:  # Interrupted included: the row is written before it propagates
@@ -284,7 +290,8 @@ def _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer) -
 
 
 def _finish(engine, attempt_id, trial, plan, root, sup, state: Observed, stopped_by: BaseException | None) -> AttemptOutcome:
-    verdict = sup.teardown()
+    # A supervisor that never entered spawned nothing: there is nothing left to prove.
+    verdict = sup.teardown() if sup is not None and sup.entered else NOTHING_SPAWNED
     record: AgentRecord = state.record
     outcome, failure_class, verified_pass = classify(
         plan,
@@ -302,9 +309,12 @@ def _finish(engine, attempt_id, trial, plan, root, sup, state: Observed, stopped
     # No profiler is wired yet, so finalization has nothing to flush and cannot fail.
     flush_complete = None
     finalization_ok = True
-    if plan.failure_dir is not None and outcome != "passed":
+    if plan.failure_dir is not None and outcome != "passed" and root is not None:
         bundles.write_bundle(plan.failure_dir, trial.trial_id, root, credential_names=plan.credential_names)
-    disposed = disposal.dispose(root, finalization_ok=finalization_ok, cleanup_complete=verdict.cleanup_complete)
+    if root is None:
+        disposed = disposal.DisposalResult(True, "disposed")
+    else:
+        disposed = disposal.dispose(root, finalization_ok=finalization_ok, cleanup_complete=verdict.cleanup_complete)
     complete = spend_complete(record, flush_complete=flush_complete, profiling=plan.profiling)
     repository.finish_attempt(
         engine,
@@ -322,7 +332,7 @@ def _finish(engine, attempt_id, trial, plan, root, sup, state: Observed, stopped
         teardown_outcome=verdict.outcome,
         disposal_complete=disposed.disposal_complete,
         finalization_failed=disposed.finalization_failed,
-        private_root=None if disposed.disposal_complete else str(root.path),
+        private_root=None if disposed.disposal_complete or root is None else str(root.path),
         equivalent_spend_usd=equivalent_spend(record, plan.provider).usd if plan.provider else None,
         **counter_fields(record),
     )

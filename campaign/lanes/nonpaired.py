@@ -22,6 +22,7 @@ from campaign.agents.profiles import load_profile
 from campaign.errors import Interrupted, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.attempt import AttemptPlan, run_attempt
+from campaign.plan import canonical_digest
 from campaign.schedule import ScheduledTrial, pair_id
 from campaign.store import repository
 from campaign.store.engine import describe
@@ -74,7 +75,7 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
     experiment = {"kind": "nonpaired", "agent": profile.name, "model": model, "tasks": [t.name for t in tasks], "timeout": timeout}
     campaign_id = repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="nonpaired", state="running", live=profile.paid, agent=profile.name, seed=0, experiment=experiment, experiment_digest=_digest(experiment)),
+        repository.NewCampaign(kind="nonpaired", state="running", live=profile.paid, agent=profile.name, seed=0, experiment=experiment, experiment_digest=canonical_digest(experiment)),
         trials,
         model=model,
         default_provider=model.partition(":")[0],
@@ -104,12 +105,6 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
         raise
     write_report(engine, campaign_id, output)
     return NonpairedResult(campaign_id, output, describe(engine.url), attempted, passed, stop_reason)
-
-
-def _digest(obj: Any) -> str:
-    import hashlib
-
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 _TRIAL_FIELDS = (

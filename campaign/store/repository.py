@@ -267,10 +267,16 @@ def attempt_count(engine: Engine, campaign_id: int) -> int:
 
 
 def mark_remaining_not_attempted(engine: Engine, campaign_id: int, reason: str, clock: Clock = utcnow) -> int:
-    """Every still-scheduled trial of the campaign -> not_attempted(reason), in one statement."""
+    """Every trial of the campaign that never got an attempt row -> not_attempted(reason).
+
+    That includes a trial admitted just before a stop or an interruption landed,
+    which no process ever ran for; one statement, so the set cannot shift under us.
+    """
+    has_attempt = select(Attempt.id).where(Attempt.trial_pk == Trial.id).exists()
+    never_ran = (Trial.status == "scheduled") | ((Trial.status == "admitted") & ~has_attempt)
     stmt = (
         update(Trial)
-        .where(Trial.campaign_id == campaign_id, Trial.status == "scheduled")
+        .where(Trial.campaign_id == campaign_id, never_ran)
         .values(status="not_attempted", not_attempted_reason=reason, updated_at=clock())
     )
     with engine.begin() as conn:

@@ -186,6 +186,11 @@ class Supervisor:
 
     # -- lifecycle -------------------------------------------------------------
 
+    @property
+    def entered(self) -> bool:
+        """Whether __enter__ completed: before that, nothing can have been spawned."""
+        return self._entered
+
     def __enter__(self) -> Supervisor:
         if self._entered or self._verdict is not None:
             raise SupervisorError("a Supervisor can be entered once")
