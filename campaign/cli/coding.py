@@ -72,13 +72,16 @@ def _campaign(options: opt.CodingOptions, db: str | None) -> None:
 @click.option("--schema-budgets", "schema_budgets", is_flag=False, flag_value="", multiple=True, metavar="ANY", help="Unsupported and always refused: the coding profile ignores budget_tokens, so budget variants would be identical treatments.")
 @db_option
 def coding(db: str | None, **values) -> None:
-    """Run the coding benchmark; with --paired (and no --live) write a plan template.
+    """Run the benchmark: nonpaired, paired (plan, then --live), or as a --campaign.
 
-    Plan-only paired mode hashes the source, build artifacts, config, fixtures
-    and interpreter, schedules the trials and writes the template to --output;
-    it runs no trial and calls no model. Keep --output, --config, --db and
-    --failure-dir outside --source: a new file in the checkout changes the
-    source digest. Option names must be given in full.
+    Without --paired or --campaign each selected task runs once through the
+    agent's own configuration. --paired without --live hashes the source,
+    build artifacts, config, fixtures and interpreter, schedules the trials and
+    writes the plan template to --output; it runs no trial and calls no model.
+    --paired --live runs the approved plan under its spend and stop rules.
+    --campaign runs baseline vs coding per provider, resumable with --resume.
+    Keep --output, --config, --db and --failure-dir outside --source: a new file
+    in the checkout changes the source digest. Option names must be given in full.
     """
     options = opt.CodingOptions(**values)
     with core_errors():
