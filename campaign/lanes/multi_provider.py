@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sqlalchemy import Engine
+from sqlalchemy.engine import URL
 
 from campaign import benchmark
 from campaign.agents.profiles import AgentProfile, load_profile, profile_identity
@@ -39,7 +40,7 @@ from campaign.providers import Catalog, Provider, load_catalog, resolve_provider
 from campaign.report import write_report
 from campaign.schedule import VARIANTS, build_schedule
 from campaign.store import chain, repository
-from campaign.store.engine import describe, resolve_url
+from campaign.store.engine import describe
 from campaign.store.migrate import open_store
 from campaign.supervise import critical, interruptible
 from campaign.supervise.procfs import ProcFS
@@ -197,14 +198,19 @@ def blocking_attempts(engine: Engine, campaign_id: int) -> tuple[str | None, lis
     return first, lines
 
 
-def recover_orphans(engine: Engine, campaign_id: int, db_url: str) -> list[int]:
+def recover_orphans(engine: Engine, campaign_id: int, url: URL) -> list[int]:
     """Run the credential-free recovery on attempts a killed runner left running, then
     record them interrupted with their finalization incomplete. Returns their ids."""
     orphans = [a for a in repository.attempts_for(engine, campaign_id) if a.status == "running"]
     for attempt in orphans:
         env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL") if k in os.environ}
+        argv = [sys.executable, "-I", "-m", "campaign.supervise.recovery", str(attempt.id)]
+        if url.password:
+            env["CAMPAIGN_DB"] = url.render_as_string(hide_password=False)  # never in the process list
+        else:
+            argv += ["--db", url.render_as_string(hide_password=False)]
         subprocess.run(
-            [sys.executable, "-I", "-m", "campaign.supervise.recovery", str(attempt.id), "--db", db_url],
+            argv,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -265,7 +271,6 @@ def run(
     inputs = validate(opts, db, catalog_path, environ)
     current = experiment(inputs)
     schedule = schedule_for(inputs)
-    url = resolve_url(inputs.db, must_exist=False) if opts.live else None
     store_file = inputs.output_dir / STORE_NAME if db is None else None
     if not opts.live:
         return CampaignResult(None, inputs.db, (), len(schedule), 0, len(schedule), None, live=False)
@@ -299,7 +304,7 @@ def run(
         )
         take_lease(engine, campaign_id, me, proc)
     try:
-        return _drive(engine, campaign_id, inputs, schedule, url, stream, timer, resumed=existing is not None)
+        return _drive(engine, campaign_id, inputs, schedule, stream, timer, resumed=existing is not None)
     finally:
         repository.release_campaign(engine, campaign_id, me)
 
@@ -308,12 +313,12 @@ def _stored_experiment(row) -> dict[str, Any]:
     return json.loads(row.experiment_json)
 
 
-def _drive(engine, campaign_id, inputs: CampaignInputs, schedule, url, stream, timer, *, resumed: bool) -> CampaignResult:
+def _drive(engine, campaign_id, inputs: CampaignInputs, schedule, stream, timer, *, resumed: bool) -> CampaignResult:
     providers = {p.name: p for p in inputs.providers}
     stop_reason: str | None = None
     if resumed:
         repository.reset_admitted_without_attempt(engine, campaign_id)
-        recover_orphans(engine, campaign_id, url.render_as_string(hide_password=False))
+        recover_orphans(engine, campaign_id, engine.url)
         stop_reason, blocked = blocking_attempts(engine, campaign_id)
         if stop_reason is not None:
             repository.close_campaign(engine, campaign_id, stop_reason, state="stopped")
