@@ -253,3 +253,55 @@ def test_an_interrupt_before_the_supervisor_starts_still_persists_the_row(engine
     assert (row.status, row.outcome, row.cleanup_complete, row.disposal_complete) == ("interrupted", "interrupted", True, True)
     assert repository.ledger_for(engine, row.id) == []
     assert list(tmp_base.iterdir()) == []
+
+
+RUNTIME_SERVER = """
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == '/healthz' else 404); self.end_headers()
+    def log_message(self, *a): pass
+server = http.server.HTTPServer(('127.0.0.1', 0), H)
+print('listening on 127.0.0.1:%d' % server.server_address[1], flush=True)
+server.serve_forever()
+"""
+# The client proves the runtime answers on its announced port, then runs the offline agent.
+CLIENT_VIA_RUNTIME = (
+    "import os, sys, urllib.request; "
+    "assert urllib.request.urlopen('http://127.0.0.1:%s/healthz' % sys.argv[1], timeout=5).status == 200; "
+    "os.execv(sys.executable, [sys.executable, '-P', '-m', 'campaign.agents.offline'] + sys.argv[2:])"
+)
+
+
+def _runtime_profile(runtime_code: str):
+    from campaign.agents.profiles import parse_profile
+
+    return parse_profile(
+        {
+            "adapter": "generic",
+            "paid": False,
+            "config_env": "CAMPAIGN_AGENT_CONFIG",
+            "applied_profile_from": "adapter",
+            "client": ["{python}", "-c", CLIENT_VIA_RUNTIME, "{runtime_port}", "--task", "{task}", "--prompt-file", "{prompt_file}", "--seed", "{seed}", "--trial-id", "{trial_id}", "--success-coding", "1.0"],
+            "runtime": {"argv": ["{python}", "-c", runtime_code], "deadline_seconds": 20, "health": {"kind": "http", "port_pattern": r"listening on 127\.0\.0\.1:(\d+)", "path": "/healthz"}},
+        },
+        "with-runtime",
+    )
+
+
+def test_a_runtime_is_booted_fresh_health_checked_and_torn_down(engine, tmp_base):
+    trial = _trial(engine, PLAIN)
+    plan = dataclasses.replace(_plan(PLAIN, tmp_base=tmp_base), profile=_runtime_profile(RUNTIME_SERVER), extra_client_args=())
+    result = run_attempt(engine, trial, plan)
+    assert (result.outcome, result.cleanup_complete) == ("passed", True), result
+    ledger = repository.ledger_for(engine, result.attempt_id)
+    runtime = [e for e in ledger if e.role == "runtime"]
+    assert len(runtime) == 1 and not _alive(runtime[0].pid, runtime[0].start_ticks)
+
+
+def test_a_runtime_that_dies_during_boot_fails_the_attempt_before_any_client_call(engine, tmp_base):
+    trial = _trial(engine, PLAIN)
+    plan = dataclasses.replace(_plan(PLAIN, tmp_base=tmp_base), profile=_runtime_profile("import sys; sys.exit(3)"), extra_client_args=())
+    result = run_attempt(engine, trial, plan)
+    assert (result.outcome, result.failure_class, result.cleanup_complete) == ("failed", "runtime_boot_failed", True)
+    assert [e.role for e in repository.ledger_for(engine, result.attempt_id)] == ["runtime"]

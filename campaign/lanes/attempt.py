@@ -262,6 +262,8 @@ def _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer) -
         except RuntimeBootFailed:
             state.boot_ok = False
             return
+    # The ledger must be intact before any paid call (a SupervisorError here is an engine_error).
+    sup.verify_ledger()
     argv = profiles.client_argv(plan.profile, values) + list(plan.extra_client_args)
     result = sup.run("client", argv, timeout=max(deadline - timer(), 0.001), env=env, stdout=root.capture("client.out"), stderr=root.capture("client.err"))
     state.client_timed_out = result.timed_out
