@@ -278,3 +278,15 @@ def test_equivalent_spend_matches_a_hand_computation(tmp_path):
         assert equivalent == pytest.approx(by_hand, abs=1e-6)
     report = json.loads((out / "report.json").read_text())
     assert "list-price equivalent, not billed" in json.dumps(report) or any("equivalent" in k for v in report["variants"] for k in v)
+
+
+def test_a_resumed_campaign_that_completes_clears_the_interruption(tmp_path):
+    out = tmp_path / "out"
+    proc = cli_proc(base(out, "--live"))
+    _wait_for(lambda: _count(out, "SELECT count(*) FROM attempts WHERE status != 'running'") >= 1)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    assert db_rows(out, "SELECT state, stop_reason FROM campaigns") == [("interrupted", "interrupted")]
+    assert run(base(out, "--live", "--resume")).exit_code == 0
+    assert db_rows(out, "SELECT state, stop_reason FROM campaigns") == [("completed", None)]
+    invariants(out)

@@ -106,3 +106,47 @@ def test_bootstrap_of_500_clusters_is_well_under_a_second():
     start = time.perf_counter()
     stats.summarize(means, 107, empty_reason="no_complete_pairs")
     assert time.perf_counter() - start < 0.5
+
+
+def test_cluster_order_and_interval_do_not_depend_on_the_database_collation(engine, postgres_admin_url):
+    """The same store gives the same per-task order and interval on SQLite and on a
+    PostgreSQL database with a linguistic (ICU) collation.
+
+    The bootstrap draws cluster indices, so the clusters' order is part of the
+    computation; a text ORDER BY follows the database's collation ("Beta" sorts
+    before "alpha" in binary order, after it in en-US), which must not move the
+    interval of the same data.
+    """
+    import uuid
+
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    from campaign.store.engine import make_engine, resolve_url
+    from campaign.store.migrate import upgrade_engine
+
+    names = ["Zeta", "alpha", "Beta", "gamma", "a-1", "a1", "Delta", "eta"]
+    trials = []
+    for i, name in enumerate(names):
+        for rep in range(1, i + 2):
+            trials += [
+                {"task": name, "repetition": rep, "variant": "baseline", "attempt": {"verified_pass": rep % 2 == 0, "wall_seconds": 50.0 + 3 * i}},
+                {"task": name, "repetition": rep, "variant": "coding", "attempt": {"verified_pass": rep % 3 != 0, "wall_seconds": 40.0 + 7 * i * i}},
+            ]
+    db = f"campaign_icu_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(postgres_admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE \"{db}\" TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'")
+    pg = make_engine(resolve_url(make_url(postgres_admin_url).set(database=db).render_as_string(hide_password=False)))
+    try:
+        upgrade_engine(pg)
+        on_pg = build_report(pg, insert_campaign(pg, trials, seed=5))["paired_differences"]
+    finally:
+        pg.dispose()
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+        admin.dispose()
+    on_sqlite = build_report(engine, insert_campaign(engine, trials, seed=5))["paired_differences"]
+    assert [t["task"] for t in on_pg["per_task"]] == [t["task"] for t in on_sqlite["per_task"]] == sorted(names)
+    for metric in ("verified_success", "wall_seconds"):
+        assert (on_pg[metric]["ci_low"], on_pg[metric]["ci_high"]) == pytest.approx((on_sqlite[metric]["ci_low"], on_sqlite[metric]["ci_high"]))

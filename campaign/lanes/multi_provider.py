@@ -360,7 +360,8 @@ def _drive(engine, campaign_id, inputs: CampaignInputs, schedule, stream, timer,
                 attempted += 1
                 stop_reason = result.stop_reason
                 if progress:
-                    progress.update(AttemptFinished(provider.name, trial.variant, result.outcome == "passed", result.record.cost_usd, result.wall_seconds, trial.trial_id))
+                    # seconds=None: the display times the whole attempt (teardown and verifier included).
+                    progress.update(AttemptFinished(provider.name, trial.variant, result.outcome == "passed", result.record.cost_usd, None, trial.trial_id))
         repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
     except Interrupted:
         with critical():
@@ -384,7 +385,10 @@ def _progress(engine, campaign_id: int, inputs: CampaignInputs, trials, stream) 
         totals[t.provider] += 1
     progress = Progress([ProviderPlan(name, total) for name, total in totals.items()], inputs.variants, stream=stream)
     by_pk = {t.id: t for t in trials}
-    done = [AttemptFinished(by_pk[a.trial_pk].provider, by_pk[a.trial_pk].variant, a.outcome == "passed", a.cost_usd, a.wall_seconds) for a in repository.attempts_for(engine, campaign_id)]
+    done = [
+        AttemptFinished(by_pk[a.trial_pk].provider, by_pk[a.trial_pk].variant, a.outcome == "passed", a.cost_usd, (a.ended_at - a.started_at).total_seconds() if a.ended_at else None)
+        for a in repository.attempts_for(engine, campaign_id)
+    ]
     skipped = [TrialsNotAttempted(t.provider, 1, t.not_attempted_reason) for t in trials if t.status == "not_attempted"]
     progress.preload([*done, *skipped])
     progress.start()

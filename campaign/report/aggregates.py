@@ -191,8 +191,12 @@ def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
         )
         .where(p.b_att == 1, p.c_att == 1)
         .group_by(p.task)
-        .order_by(p.task)
     )
+    # Ordered here, by code point, not by ORDER BY: text ORDER BY follows the
+    # database's collation (binary on SQLite, often ICU/glibc on PostgreSQL),
+    # and the cluster order is the bootstrap's index order, so a collation
+    # must not change the interval of the same store.
+    rows = sorted(conn.execute(stmt), key=lambda row: row.task)
     return [
         TaskRow(
             task=row.task,
@@ -203,7 +207,7 @@ def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
             wall_pairs=int(row.wall_pairs),
             wall_difference=_float(row.wall_difference),
         )
-        for row in conn.execute(stmt)
+        for row in rows
     ]
 
 
@@ -228,8 +232,9 @@ def completion(conn: Connection, scope: Scope) -> Completion:
 def distinct_values(conn: Connection, scope: Scope) -> tuple[list[str], list[str], list[str]]:
     """(providers, scheduled models, observed agent models), sorted."""
     t, c = trials.c, attempts.c
-    providers = conn.execute(select(t.provider).where(*scope.where()).distinct().order_by(t.provider)).scalars().all()
-    models = conn.execute(select(t.model).where(*scope.where()).distinct().order_by(t.model)).scalars().all()
+    # Sorted in Python (code point order), not by the database's collation.
+    providers = sorted(conn.execute(select(t.provider).where(*scope.where()).distinct()).scalars().all())
+    models = sorted(conn.execute(select(t.model).where(*scope.where()).distinct()).scalars().all())
     observed = conn.execute(
         select(c.agent_model).select_from(_joined).where(*scope.where(), c.agent_model.is_not(None)).distinct().order_by(c.agent_model).limit(64)
     ).scalars().all()

@@ -119,9 +119,9 @@ def set_campaign_state(
     completion: Mapping[str, Any] | None = None,
     clock: Clock = utcnow,
 ) -> None:
-    values: dict[str, Any] = {"state": state}
-    if stop_reason is not None:
-        values["stop_reason"] = stop_reason
+    # The stop reason describes the current state only: resuming (running) or completing
+    # clears an earlier interruption's reason.
+    values: dict[str, Any] = {"state": state, "stop_reason": stop_reason}
     if completion is not None:
         values["completion_json"] = json.dumps(completion, sort_keys=True)
     if state == "running":
