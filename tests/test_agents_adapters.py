@@ -109,6 +109,24 @@ def test_codex_missing_usage_is_none_not_zero():
         assert getattr(r, name) is None, name
 
 
+def test_codex_recovered_stream_error_is_not_a_failure():
+    # A top-level "error" event is also how codex reports a stream retry
+    # ("Reconnecting... 1/5"); a turn that then completes did not fail.
+    r = parse("codex", "stream_retry.jsonl")
+    assert r.error_class is None and r.completed_turns == 1
+    assert (r.uncached_input_tokens, r.cached_input_tokens, r.output_tokens) == (2220, 16000, 240)
+    # An error that no completed turn follows is still a failure.
+    assert parse("codex", "error_then_exit.jsonl", exit_code=None).error_class == "agent_error"
+
+
+def test_codex_default_zero_usage_is_unknown():
+    # codex prints Usage::default() (all zeros) when it saw no token count: not an observed 0.
+    r = parse("codex", "no_token_count.jsonl")
+    assert r.completed_turns == 1 and r.error_class is None
+    for name in TOKEN_FIELDS:
+        assert getattr(r, name) is None, name
+
+
 # --- gemini ----------------------------------------------------------------------
 
 
@@ -169,6 +187,28 @@ def test_opencode_error_truncated_missing():
     assert bare.cost_reported is False and not turn_usage_matched(bare)
 
 
+def test_opencode_tool_errors_unknown_when_the_stream_cannot_show_them():
+    # Older `opencode run --format json` emits tool_use only for completed tools:
+    # with no failed part and no closing "done" event, failures were invisible.
+    old = parse("opencode", "completed_only.jsonl")
+    assert (old.tool_calls, old.tool_errors) == (None, None)
+    assert old.completed_turns == 2 and old.cost_reported
+    # A client that ends with "done" also reports failed tool parts: 0 is observed.
+    new = parse("opencode", "done_no_errors.jsonl")
+    assert (new.tool_calls, new.tool_errors) == (1, 0)
+
+
+def test_opencode_unfinished_step_is_an_unmatched_request():
+    # A step that started but never finished (the request errored and was retried)
+    # is a request without terminal usage: spend is not proven complete.
+    r = parse("opencode", "retried_step.jsonl")
+    assert r.completed_turns == 1
+    assert r.cost_usd == 0.004 and not r.cost_reported  # the failed request's cost is not in it
+    matched = [t for t in r.turn_usage if t.usage_id is not None]
+    assert [t.request_id for t in matched] == ["prt_try_s2"]  # the finish closes the latest start
+    assert not turn_usage_matched(r)
+
+
 # --- mini-swe-agent --------------------------------------------------------------
 
 
@@ -192,6 +232,12 @@ def test_mini_swe_agent_limits_truncated_missing():
     assert bare.completed_turns == 1 and bare.tool_calls == 1
     for name in (*TOKEN_FIELDS, "cost_usd"):
         assert getattr(bare, name) is None, name
+
+
+def test_mini_swe_agent_timed_out_command_is_a_failed_tool_call():
+    r = parse("mini-swe-agent", "timeout.json")
+    assert (r.tool_calls, r.tool_errors) == (2, 1)
+    assert r.completed_turns == 3 and turn_usage_matched(r)
 
 
 # --- generic ---------------------------------------------------------------------
@@ -245,6 +291,16 @@ def test_generic_rejects_unknown_format_version_and_keeps_profile_names_bounded(
     assert adapter.parse(b'{"format_version": 2, "cost_usd": 1}', b"", 0).cost_usd is None
     r = adapter.parse(b'{"applied_profiles": ["coding", "<script>"]}', b"", 0)
     assert r.applied_profiles == ("coding", "unknown")
+
+
+def test_generic_tool_entry_without_a_known_status_makes_errors_unknown():
+    # An entry that does not say how the call ended is a call of unknown outcome,
+    # so the error count is unknown rather than a lower bound shown as exact.
+    adapter = get_adapter("generic")
+    r = adapter.parse(b'{"tools": [{"name": "bash"}, {"status": "ok"}, {"status": "error"}]}', b"", 0)
+    assert (r.tool_calls, r.tool_errors) == (3, None)
+    ok = adapter.parse(b'{"tools": [{"status": "ok"}, {"status": "cancelled"}]}', b"", 0)
+    assert (ok.tool_calls, ok.tool_errors) == (2, 0)
 
 
 def test_a_lone_event_line_is_not_a_result():

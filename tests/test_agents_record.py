@@ -88,6 +88,11 @@ def test_turn_usage_matched_requires_one_to_one_numeric_turns():
     assert not turn_usage_matched(matched_record(turn_usage=no_cache))
 
 
+def test_turn_usage_matched_rejects_an_empty_observation():
+    # No turn observed proves nothing about spend (spec: empty observations stay incomplete).
+    assert not turn_usage_matched(matched_record(completed_turns=0, turn_usage=()))
+
+
 def test_record_to_json_is_plain():
     data = record_to_json(matched_record(applied_profiles=("coding",)))
     assert data["turn_usage"][0] == {

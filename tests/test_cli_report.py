@@ -104,3 +104,16 @@ def test_export_writes_the_sanitized_pair_under_fixed_names(engine, db_url, runn
 def test_non_integer_campaign_id_is_a_usage_error(engine, db_url, runner, tmp_path):
     result = runner.invoke(cli, ["report", "latest", "--output", str(tmp_path / "r.json"), "--db", db_url])
     assert result.exit_code == 2
+
+
+def test_a_nonpaired_run_is_not_reported_or_exported_as_a_paired_experiment(engine, db_url, runner, tmp_path):
+    """The nonpaired lane runs one trial per task under one variant; it is a separate
+    diagnostic lane and never a live_agentic_coding_paired result."""
+    trials = [{"task": t, "repetition": 1, "variant": "default", "attempt": full_attempt()} for t in ("a", "b")]
+    cid = insert_campaign(engine, trials, kind="nonpaired", experiment={"kind": "nonpaired", "agent": "claude-code", "model": "openai-codex:gpt-6.1-sol", "tasks": ["a", "b"]})
+    out = tmp_path / "r.json"
+    for args in (["report", "--output", str(out)], ["report", str(cid), "--output", str(out)], ["export", str(cid), "--output-dir", str(tmp_path / "share")]):
+        result = runner.invoke(cli, [*args, "--db", db_url])
+        assert result.exit_code == 2, result.output
+        assert "nonpaired" in result.output
+    assert not out.exists() and not (tmp_path / "share").exists()

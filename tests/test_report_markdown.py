@@ -82,3 +82,44 @@ def test_render_gives_json_markdown_and_svg_together(engine):
     assert len(text.splitlines()) > len(report["trials"])  # one line per trial, the rest indented
     assert md.startswith("# Paired disclosure report")
     assert svg.startswith("<svg")
+
+
+def test_forest_wall_ticks_are_labelled_with_their_values_when_differences_are_small(engine):
+    """Sub-second (or odd-step) wall differences get tick labels that say the tick's
+    value: a tick at +0.25 s printed with no decimals would read "0"."""
+
+    def attempt(task, rep, variant):
+        return full_attempt(wall_seconds=10.0 + (0.3 if variant == "coding" else 0.0) + 0.01 * int(task[1:]))
+
+    report = build_report(engine, insert_campaign(engine, paired_trials(["t0", "t1", "t2"], 2, attempt)))
+    root = ET.fromstring(render_svg(report))
+    numbers = []
+    for t in root.iter(f"{SVG}text"):
+        try:
+            numbers.append(float(t.text))
+        except (TypeError, ValueError):
+            pass
+    success_ticks, wall_ticks = numbers[:5], numbers[5:10]
+    assert success_ticks == [-1.0, -0.5, 0.0, 0.5, 1.0]
+    assert wall_ticks == [-0.5, -0.25, 0.0, 0.25, 0.5]
+    # A zero label appears only where the tick is zero.
+    assert [n for n in wall_ticks if n == 0] == [0.0]
+
+
+def test_reasoning_is_described_as_recorded_not_as_a_fact_about_the_base_config(engine):
+    """The engine never reads a reasoning setting out of the base config, so the
+    summary may say what the experiment records, not that the base config lacks one."""
+    md = render_markdown(_report(engine, tasks=2), "p.svg")
+    line = next(line for line in md.splitlines() if line.startswith("- Reasoning:"))
+    assert "provider default" in line and "not observed" in line
+    assert "base config" not in line
+
+
+def test_a_run_with_no_attempts_does_not_claim_every_counter_was_observed(engine):
+    """Stopped before its first attempt: nothing was measured, which the summary must
+    say rather than the vacuous "every counter was observed for every attempt"."""
+    cid = insert_campaign(engine, paired_trials(["a"], 1, lambda t, r, v: None), live=True, state="stopped", stop_reason="run_deadline")
+    md = render_markdown(build_report(engine, cid), "p.svg")
+    missing = md.split("## What is missing and why")[1].split("\n## ")[0]
+    assert "observed for every attempt" not in missing
+    assert "No trial was attempted" in missing

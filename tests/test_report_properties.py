@@ -262,3 +262,63 @@ def test_provider_scope_reports_one_provider_and_the_whole(engine):
     assert zai["paired_differences"]["verified_success"]["estimate"] == 0.0
     assert {t["provider"] for t in zai["trials"]} == {"zai"}
     assert zai["runtime"]["providers"] == ["zai"]
+
+
+def test_a_provider_running_the_offline_agent_makes_the_figures_synthetic(engine):
+    """A multi-provider campaign whose catalog gives the offline agent (synthetic
+    prices) to a provider not named "offline": its agent is recorded as "custom",
+    yet the figures of that provider, and of the whole campaign, are synthetic."""
+    experiment = {
+        "kind": "campaign",
+        "agent": "custom",
+        "model": None,
+        "seed": 107,
+        "tasks": ["a", "b"],
+        "providers": [
+            {"name": "openai-codex", "model": "openai-codex:gpt-5-codex", "agent": "codex", "basis": "public list price"},
+            {"name": "sim", "model": "sim:synthetic", "agent": "offline", "basis": "synthetic"},
+        ],
+    }
+    trials = []
+    for provider in ("openai-codex", "sim"):
+        for task in ("a", "b"):
+            trials += [
+                {"task": task, "repetition": 1, "variant": v, "provider": provider, "attempt": {"verified_pass": v == "coding"}}
+                for v in VARIANTS
+            ]
+    cid = insert_campaign(engine, trials, agent="custom", kind="campaign", experiment=experiment)
+    whole, sim, real = (build_report(engine, cid, provider=p) for p in (None, "sim", "openai-codex"))
+    assert whole["synthetic"] is True and whole["decision"]["basis"] == "synthetic_figures"
+    assert sim["synthetic"] is True and sim["decision"]["basis"] == "synthetic_figures"
+    assert real["synthetic"] is False
+
+
+def test_interrupted_and_timed_out_attempts_are_attempts_not_successes(engine):
+    """Rows as the lanes write them: an interrupted attempt (status and outcome
+    interrupted, no verdict), a timeout (verdict False, wall measured) and an
+    orphan still running are attempts and failures; a not_attempted trial is neither."""
+    interrupted = {"status": "interrupted", "outcome": "interrupted", "failure_class": "interrupted", "verified_pass": None, "wall_seconds": None}
+    timeout = {"outcome": "timeout", "failure_class": "timeout", "verified_pass": False, "wall_seconds": 600.0}
+    running = {"status": "running", "outcome": None, "verified_pass": None}
+    passed = {"outcome": "passed", "verified_pass": True, "wall_seconds": 100.0}
+    trials = [
+        {"task": "a", "repetition": 1, "variant": "baseline", "attempt": passed},
+        {"task": "a", "repetition": 1, "variant": "coding", "attempt": interrupted},
+        {"task": "b", "repetition": 1, "variant": "baseline", "attempt": passed},
+        {"task": "b", "repetition": 1, "variant": "coding", "attempt": timeout},
+        {"task": "c", "repetition": 1, "variant": "baseline", "attempt": running},
+        {"task": "c", "repetition": 1, "variant": "coding", "attempt": None, "status": "not_attempted", "reason": "interrupted"},
+    ]
+    report = build_report(engine, insert_campaign(engine, trials, state="interrupted", stop_reason="interrupted"))
+    got = {v["variant"]: v for v in report["variants"]}
+    assert (got["baseline"]["attempts"], got["baseline"]["successes"], got["baseline"]["unfinished_attempts"]) == (3, 2, 1)
+    assert (got["coding"]["attempts"], got["coding"]["successes"], got["coding"]["unfinished_attempts"]) == (2, 0, 1)
+    assert got["coding"]["success_rate"] == 0.0
+    done = report["completion"]
+    assert (done["attempted"], done["not_attempted"], done["all_scheduled_attempted"]) == (5, 1, False)
+    assert done["attempts_by_status"] == {"finished": 3, "interrupted": 1, "running": 1}
+    pd = report["paired_differences"]
+    # Two complete pairs, each a coding failure against a baseline pass; task c has no pair.
+    assert (pd["verified_success"]["pairs"], pd["verified_success"]["estimate"]) == (2, -1.0)
+    # Only the timed-out pair has both wall times.
+    assert (pd["wall_seconds"]["pairs"], pd["wall_seconds"]["estimate"]) == (1, 500.0)

@@ -230,3 +230,12 @@ def test_model_pattern(value, kept):
     assert (clean == value) is kept
     if not kept:
         assert clean == S.redacted_id(value)
+
+
+def test_a_credential_shaped_model_name_never_reaches_a_report():
+    from campaign.report.schema import MODEL_RE
+
+    for model in ("claude-sonnet-4-5-20250929", "openai:gpt-5-codex", "offline:synthetic", "zai:glm-4.6"):
+        assert MODEL_RE.fullmatch(model), model
+    for secret in ("sk-proj-" + "a1B2" * 12, "AKIAIOSFODNN7EXAMPLE", "ghp_" + "x" * 36, "anthropic:sk-ant-" + "Q" * 40):
+        assert not MODEL_RE.fullmatch(secret), secret

@@ -150,3 +150,21 @@ def test_cluster_order_and_interval_do_not_depend_on_the_database_collation(engi
     assert [t["task"] for t in on_pg["per_task"]] == [t["task"] for t in on_sqlite["per_task"]] == sorted(names)
     for metric in ("verified_success", "wall_seconds"):
         assert (on_pg[metric]["ci_low"], on_pg[metric]["ci_high"]) == pytest.approx((on_sqlite[metric]["ci_low"], on_sqlite[metric]["ci_high"]))
+
+
+def test_a_wall_comparison_over_few_task_clusters_is_exploratory(engine):
+    """Twelve tasks have complete pairs, but wall times are known for three of them:
+    the wall interval rests on three clusters and must be labelled exploratory."""
+    trials = []
+    for i in range(12):
+        for rep in (1, 2):
+            for variant in ("baseline", "coding"):
+                wall = (100.0 + i + rep + (7 if variant == "coding" else 0)) if i < 3 else None
+                trials.append({"task": f"t{i:02d}", "repetition": rep, "variant": variant, "attempt": {"verified_pass": (i + rep) % 2 == 0, "wall_seconds": wall}})
+    report = build_report(engine, insert_campaign(engine, trials))
+    pd = report["paired_differences"]
+    assert pd["verified_success"]["tasks"] == 12 and pd["wall_seconds"]["tasks"] == 3
+    assert pd["wall_seconds"]["ci_low"] is not None
+    assert pd["exploratory"] is True
+    # The decision still rests on the verified-success comparison alone.
+    assert report["decision"]["basis"] != "exploratory_task_sample"

@@ -38,8 +38,9 @@ class TurnUsage(NamedTuple):
     """Usage of one completed parent turn, keyed by the identities that prove it.
 
     ``request_id`` names the model request, ``usage_id`` the terminal usage
-    observation that closed it. ``input_tokens`` is uncached input, normalised
-    exactly like the record's ``uncached_input_tokens``.
+    observation that closed it (None: a request seen without terminal usage,
+    which keeps the turns unmatched). ``input_tokens`` is uncached input,
+    normalised exactly like the record's ``uncached_input_tokens``.
     """
 
     request_id: str | None
@@ -136,9 +137,10 @@ def turn_usage_matched(record: AgentRecord) -> bool:
     cost and profiler flush): the turn count is known, each turn carries its own
     distinct request and usage identities with numeric input/output/cache-read
     counters, and no nested session could have spent outside the parent's figures.
+    An empty observation (no turn at all) proves nothing, so it is not matched.
     """
     turns = record.turn_usage
-    if turns is None or record.completed_turns is None or record.nested_sessions_observed is not False:
+    if not turns or record.completed_turns is None or record.nested_sessions_observed is not False:
         return False
     if len(turns) != record.completed_turns:
         return False

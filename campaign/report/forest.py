@@ -30,6 +30,19 @@ def _ticks(low: float, high: float, count: int = 5) -> list[float]:
     return [low + (high - low) * i / (count - 1) for i in range(count)]
 
 
+def _tick_digits(low: float, high: float, minimum: int = 0) -> int:
+    """The fewest decimals (at least ``minimum``) that label every tick exactly.
+
+    A fixed number would not do for wall seconds: their bound may be 0.5 or
+    0.05, and ticks at +0.25 printed with no decimals all read "0".
+    """
+    tolerance = 1e-6 * (high - low)
+    for digits in range(minimum, 10):
+        if all(abs(float(f"{t:.{digits}f}") - t) <= tolerance for t in _ticks(low, high)):
+            return digits
+    return 9
+
+
 class _Panel:
     def __init__(self, x0: float, low: float, high: float) -> None:
         self.x0, self.low, self.high = x0, low, high
@@ -74,7 +87,7 @@ def render_svg(report: dict[str, Any]) -> str:
         out.append('<text x="10" y="38" fill="#a33">Exploratory: few task clusters; not a global ranking.</text>')
     panels = (
         (success, "Verified success difference", 2, "&lt; baseline better | coding better &gt;"),
-        (wall, "Wall seconds difference", 0, "&lt; coding faster | coding slower &gt;"),
+        (wall, "Wall seconds difference", _tick_digits(wall.low, wall.high), "&lt; coding faster | coding slower &gt;"),
     )
     for panel, label, digits, direction in panels:
         middle = panel.x0 + PANEL_WIDTH / 2

@@ -75,6 +75,14 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
     campaign reports each provider and the whole).
     """
     campaign = resolve_campaign(engine, campaign_id)
+    if campaign.kind == "nonpaired":
+        # One unpaired trial per task is a separate diagnostic lane: labelling it
+        # live_agentic_coding_paired would present it as paired evidence.
+        raise UsageProblem(
+            f"campaign {campaign.id} is a nonpaired run, not a paired experiment; it has no {KIND} report "
+            "(its own report is the one `campaign coding` wrote); name a paired campaign",
+            option="CAMPAIGN_ID",
+        )
     experiment = _load_object(campaign.experiment_json)
     scope = aggregates.Scope(campaign.id, provider)
     with engine.connect() as conn, _gc_paused():
@@ -90,7 +98,7 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
         unattempted = [_not_attempted(row) for row in aggregates.unattempted_trials(conn, scope)]
         names, rows = aggregates.attempted_trials(conn, scope)
         agent = campaign.agent if campaign.agent in AGENTS else "custom"
-        synthetic = agent == "offline" or "offline" in providers
+        synthetic = _synthetic(agent, experiment, providers)
         success, wall = _differences(task_rows, campaign.seed)
         raw = {
             "schema_version": SCHEMA_VERSION,
@@ -130,7 +138,9 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
             "variants": _variants(variant_rows),
             "paired_differences": {
                 "bootstrap": {"resamples": stats.RESAMPLES, "confidence": stats.CONFIDENCE, "seed": campaign.seed},
-                "exploratory": stats.exploratory(success.tasks),
+                # Either comparison resting on few task clusters is exploratory: missing
+                # wall times can leave the wall interval far fewer clusters than success.
+                "exploratory": stats.exploratory(success.tasks) or (wall.tasks > 0 and stats.exploratory(wall.tasks)),
                 "exploratory_below_tasks": stats.EXPLORATORY_BELOW_TASKS,
                 "verified_success": _difference("verified_success", success, sum(t.pairs for t in task_rows)),
                 "wall_seconds": _difference("wall_seconds", wall, sum(t.wall_pairs for t in task_rows)),
@@ -234,6 +244,25 @@ def _digest_of(item: Any) -> Any:
             if key in item:
                 return item[key]
     return None
+
+
+def _synthetic(agent: str, exp: dict[str, Any], providers: Sequence[str]) -> bool:
+    """The offline agent ran some of these trials: its figures are test data, not evidence.
+
+    A multi-provider campaign records "custom" as its agent when its providers
+    use different agents, and a catalog may give the offline agent (or a
+    synthetic price basis) to a provider under any name; so every provider in
+    scope is looked up in the experiment too.
+    """
+    if agent == "offline" or "offline" in providers:
+        return True
+    entries = exp.get("providers")
+    if not isinstance(entries, list):
+        return False
+    return any(
+        isinstance(e, dict) and e.get("name") in providers and (e.get("agent") == "offline" or e.get("basis") == "synthetic")
+        for e in entries
+    )
 
 
 def _pricing(exp: dict[str, Any]) -> dict[str, Any]:

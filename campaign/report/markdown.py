@@ -29,8 +29,12 @@ _FACTORS = {
     "pricing_drift": "Pricing drift of the catalog behind runtime-reported cost.",
     "route_drift": "Provider route drift.",
     "os_scheduling": "Operating-system scheduling on the runner.",
-    "reasoning_provider_default": "Reasoning: not set in the base config, so it is the provider default (recorded, not fixed).",
-    "reasoning_configured_not_verified": "Reasoning: set in the base config; the provider's actual effort is not observed.",
+    # The store records the experiment, not the base config's contents: say what was recorded.
+    "reasoning_provider_default": (
+        "Reasoning: the experiment records no reasoning setting, so it is reported as the provider default (recorded, not fixed); "
+        "the provider's actual effort is not observed."
+    ),
+    "reasoning_configured_not_verified": "Reasoning: the experiment records a reasoning setting; the provider's actual effort is not observed.",
 }
 _COUNTER_LABELS = {
     "verified_pass": "verified outcome",
@@ -214,7 +218,10 @@ def _missing_section(report: dict[str, Any]) -> list[str]:
         lines.append("- Client/runtime version: not recorded in the store.")
     if report["runtime_versions"]["pricing_catalog_digest"] is None:
         lines.append("- Pricing catalog digest: no providers catalog is recorded for this campaign.")
-    if not any_missing:
+    if not report["completion"]["attempted"]:
+        # Nothing was measured: saying every counter was observed would read as a complete record.
+        lines.append("- No trial was attempted, so no outcome, usage counter or spend was measured.")
+    elif not any_missing:
         lines.append("- Every outcome and usage counter was observed for every attempt.")
     return lines
 

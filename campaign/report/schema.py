@@ -101,8 +101,10 @@ _SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._+@-]{0,63}"
 TOKEN_RE = re.compile(rf"{_SEGMENT}")
 # pair/trial ids: provider/task/rN/variant
 SCHEDULE_ID_RE = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT}){{0,4}}")
-# PROVIDER:MODEL, the model part may hold up to two slashes (org/model).
-MODEL_RE = re.compile(rf"{_SEGMENT}(?::{_SEGMENT}(?:/{_SEGMENT}){{0,2}})?")
+# PROVIDER:MODEL, the model part may hold up to two slashes (org/model). Model
+# names come from agent output, so a long unbroken letter/digit run (the shape of
+# an API key or token, never of a model name) is refused.
+MODEL_RE = re.compile(rf"(?![^\n]*[A-Za-z0-9]{{20}}){_SEGMENT}(?::{_SEGMENT}(?:/{_SEGMENT}){{0,2}})?")
 SHA256_RE = re.compile(r"[0-9a-f]{64}")
 REVISION_RE = re.compile(r"[0-9a-f]{7,64}")
 TIMESTAMP_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|\+00:00)")

@@ -10,8 +10,14 @@ Events used::
 
 ``turn.completed.usage`` is a running total for the thread, so the last one is
 the run's total (summing them would double count), and its ``input_tokens``
-includes ``cached_input_tokens``. Codex reports no cost, no cache writes, no
+includes ``cached_input_tokens``. When codex saw no token count it still prints
+``Usage::default()``, all zeros; a completed turn always read some input, so an
+all-zero usage is unknown, not 0. Codex reports no cost, no cache writes, no
 model name and no per-request identities: those stay None.
+
+A top-level ``error`` event is also how codex reports a stream retry
+("Reconnecting... 1/5"); a fatal error ends the turn with ``turn.failed``. So
+an ``error`` is a failure only when no ``turn.completed`` follows it.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ def parse(stdout: bytes, stderr: bytes, exit_code: int | None) -> AgentRecord:
         return unknown_record("unparseable_output", input_includes_cached=True)
     completed = [e for e in events if e.get("type") == "turn.completed"]
     usage = completed[-1].get("usage") if completed else None
+    if _default_usage(usage):
+        usage = None
     raw_input = count(get(usage, "input_tokens"))
     cached = count(get(usage, "cached_input_tokens"))
     tools = [_item(e) for e in events if e.get("type") == "item.completed" and one_of(_item(e).get("type"), _TOOL_ITEMS)]
@@ -55,11 +63,31 @@ def parse(stdout: bytes, stderr: bytes, exit_code: int | None) -> AgentRecord:
     )
     if lines.truncated:  # killed mid-write: keep what the complete lines showed
         record = with_error(record, "unparseable_output")
-    if any(e.get("type") in ("turn.failed", "error") for e in events):
+    if _failed_run(events):
         record = with_error(record, "agent_error")
     if exit_code not in (0, None):
         record = with_error(record, "agent_error")
     return record
+
+
+def _default_usage(usage: Any) -> bool:
+    """Whether ``usage`` is codex's all-zero placeholder for "no token count seen"."""
+    figures = [count(get(usage, k)) for k in ("input_tokens", "cached_input_tokens", "output_tokens")]
+    return all(f == 0 for f in figures)
+
+
+def _failed_run(events: tuple[dict[str, Any], ...]) -> bool:
+    """A failed turn, or an error event that no completed turn recovered from."""
+    last_error = last_completed = -1
+    for index, event in enumerate(events):
+        kind = event.get("type")
+        if kind == "turn.failed":
+            return True
+        if kind == "error":
+            last_error = index
+        elif kind == "turn.completed":
+            last_completed = index
+    return last_error > last_completed
 
 
 def _item(event: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,8 @@ Result fields (every one optional; absent means unknown, never 0):
     USAGE = ``{"input_tokens", "cached_input_tokens", "cache_write_tokens",
     "output_tokens"}``; ``input_tokens`` EXCLUDES cache reads and cache writes
 ``tool_calls``, ``tool_errors``  integers, or ``tools``: ``[{"status": "ok" |
-    "error" | "cancelled"}]`` (every entry is a call, ``error`` ones are errors)
+    "error" | "cancelled"}]`` (every entry is a call, ``error`` ones are errors;
+    an entry with any other status leaves the error count unknown)
 ``cost_usd``  number or null
 ``applied_profiles``  ``["legacy" | "coding", ...]``, merged with applied events
 ``nested_sessions_observed``  boolean
@@ -55,6 +56,7 @@ from campaign.agents.record import (
 FORMAT_VERSION = 1
 _USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
 _RESULT_ERRORS = ERROR_CLASSES - {"unparseable_output", "empty_output"}
+_TOOL_STATUSES = frozenset({"ok", "error", "cancelled"})
 
 
 def parse(stdout: bytes, stderr: bytes, exit_code: int | None) -> AgentRecord:
@@ -151,7 +153,8 @@ def _tools(result: dict[str, Any]) -> tuple[int | None, int | None]:
     if isinstance(tools, list):
         if calls is None:
             calls = len(tools)
-        if errors is None:
+        # An entry that does not say how the call ended leaves the error count unknown.
+        if errors is None and all(one_of(get(t, "status"), _TOOL_STATUSES) for t in tools):
             errors = sum(1 for t in tools if get(t, "status") == "error")
     return calls, errors
 

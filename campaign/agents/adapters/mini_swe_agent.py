@@ -16,7 +16,9 @@ Every assistant message is one model call, i.e. one completed parent turn; its
 response id names both the request and the usage that came back with it.
 ``prompt_tokens`` includes cached tokens (OpenAI convention). Each command's
 observation starts with ``<returncode>N</returncode>``; a non-zero code is a
-tool error.
+tool error. A command killed at its timeout gets no return code: its
+observation is the default ``timeout_template`` ("The last command
+<command>...</command> timed out and has been killed."), also a failed call.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from campaign.agents.adapters._read import count, decode, get, load_json, money,
 from campaign.agents.record import AgentRecord, ErrorClass, TurnUsage, uncached_input, unknown_record, with_error
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_TIMED_OUT = re.compile(r"\s*The last command <command>.*</command> timed out and has been killed", re.S)
+_TIMEOUT_CODE = -1  # stands for "no return code: killed at the timeout", which is a failure
 
 
 def parse(stdout: bytes, stderr: bytes, exit_code: int | None) -> AgentRecord:
@@ -87,6 +91,8 @@ def _return_codes(messages: list[dict[str, Any]]) -> list[int]:
             match = _RETURNCODE.search(content)
             if match:
                 codes.append(int(match.group(1)))
+            elif _TIMED_OUT.match(content):
+                codes.append(_TIMEOUT_CODE)
     return codes
 
 

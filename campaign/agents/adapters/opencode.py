@@ -9,14 +9,22 @@ Events used (each carries ``sessionID`` and a ``part``)::
                                      "tokens": {"input", "output", "reasoning",
                                                 "cache": {"read", "write"}}}}
     {"type": "error", "error": {"name": "...", "data": {...}}}
+    {"type": "done", "reason": "idle", ...}    # last line, from newer clients
 
-One step is one model request, so a ``step_start`` matched with the next
-``step_finish`` of the same session is one completed parent turn; the start
-part id names the request and the finish part id its terminal usage.
+One step is one model request, so a ``step_finish`` closes the ``step_start``
+just before it, and that pair is one completed parent turn; the start part id
+names the request and the finish part id its terminal usage. A start that no
+finish closes (a request that errored and was retried, or was cut off) is a
+request without terminal usage: it stays in ``turn_usage`` unmatched.
 ``tokens.input`` excludes cache reads and writes; output is ``output +
 reasoning`` (reasoning is billed as output). Only the first (parent) session is
 counted: another session, or a ``task`` tool that spawns a subagent, marks
 ``nested_sessions_observed`` because its spend is not proven to be in ours.
+
+Older clients emit ``tool_use`` only for completed tools, so a failed call is
+invisible. Tool counts are therefore reported only when the stream shows it
+can carry failures: a failed tool part, or the closing ``done`` event that
+clients reporting failed parts print; otherwise they stay None, not 0.
 """
 
 from __future__ import annotations
@@ -42,19 +50,22 @@ def parse(stdout: bytes, stderr: bytes, exit_code: int | None) -> AgentRecord:
     mine = [e for e in events if _session(e) in (parent, None)]
     turns, finishes = _steps(mine)
     tools = _tools(mine)
+    errors = sum(1 for t in tools.values() if get(t, "state", "status") == "error")
+    failures_visible = errors > 0 or any(e.get("type") == "done" for e in mine)
     costs = [money(get(f, "cost")) for f in finishes]
     known_costs = [c for c in costs if c is not None]
     record = AgentRecord(
-        completed_turns=len(turns),
+        completed_turns=len(finishes),
         uncached_input_tokens=total([count(get(f, "tokens", "input")) for f in finishes]),
         cached_input_tokens=total([count(get(f, "tokens", "cache", "read")) for f in finishes]),
         cache_write_tokens=total([count(get(f, "tokens", "cache", "write")) for f in finishes]),
         output_tokens=total([_output(f) for f in finishes]),
-        tool_calls=len(tools),
-        tool_errors=sum(1 for t in tools.values() if get(t, "state", "status") == "error"),
-        # A partial sum is kept as a number but not called reported (see AgentRecord).
+        tool_calls=len(tools) if failures_visible else None,
+        tool_errors=errors if failures_visible else None,
+        # A partial sum is kept as a number but not called reported (see AgentRecord):
+        # a finish without a cost, or a request that never finished, has no figure.
         cost_usd=sum(known_costs) if known_costs else None,
-        cost_reported=bool(costs) and len(known_costs) == len(costs),
+        cost_reported=bool(costs) and len(known_costs) == len(costs) and len(turns) == len(finishes),
         session_id=parent,
         turn_usage=turns,
         nested_sessions_observed=len(mine) < len(events) or any(t.get("tool") == "task" for t in tools.values()),
@@ -74,7 +85,8 @@ def _session(event: dict[str, Any]) -> str | None:
 
 
 def _steps(events: list[dict[str, Any]]) -> tuple[tuple[TurnUsage, ...], list[dict[str, Any]]]:
-    """Pair each step_finish with the step_start before it; unmatched ones keep request_id None."""
+    """Pair each step_finish with the latest open step_start; a finish without one keeps
+    request_id None, and a start never finished is appended with usage_id None."""
     pending: list[str | None] = []
     turns: list[TurnUsage] = []
     finishes: list[dict[str, Any]] = []
@@ -86,13 +98,15 @@ def _steps(events: list[dict[str, Any]]) -> tuple[tuple[TurnUsage, ...], list[di
             finishes.append(part)
             turns.append(
                 TurnUsage(
-                    request_id=pending.pop(0) if pending else None,
+                    request_id=pending.pop() if pending else None,
                     usage_id=text(part.get("id")),
                     input_tokens=count(get(part, "tokens", "input")),
                     output_tokens=_output(part),
                     cache_read_tokens=count(get(part, "tokens", "cache", "read")),
                 )
             )
+    turns += [TurnUsage(request_id=start, usage_id=None, input_tokens=None, output_tokens=None, cache_read_tokens=None)
+              for start in pending]
     return tuple(turns), finishes
 
 
