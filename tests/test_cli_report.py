@@ -51,7 +51,7 @@ def test_missing_campaign_is_a_usage_error(engine, db_url, runner, tmp_path):
 
 def test_empty_store_and_missing_store_are_usage_errors(engine, db_url, runner, tmp_path):
     result = runner.invoke(cli, ["report", "--output", str(tmp_path / "r.json"), "--db", db_url])
-    assert result.exit_code == 2 and "no campaign yet" in result.output
+    assert result.exit_code == 2 and "no paired or multi-provider campaign yet" in result.output
     result = runner.invoke(cli, ["report", "--output", str(tmp_path / "r.json"), "--db", str(tmp_path / "nope.db")])
     assert result.exit_code == 2 and "--db" in result.output
     assert not (tmp_path / "nope.db").exists()
@@ -112,8 +112,20 @@ def test_a_nonpaired_run_is_not_reported_or_exported_as_a_paired_experiment(engi
     trials = [{"task": t, "repetition": 1, "variant": "default", "attempt": full_attempt()} for t in ("a", "b")]
     cid = insert_campaign(engine, trials, kind="nonpaired", experiment={"kind": "nonpaired", "agent": "claude-code", "model": "openai-codex:gpt-6.1-sol", "tasks": ["a", "b"]})
     out = tmp_path / "r.json"
-    for args in (["report", "--output", str(out)], ["report", str(cid), "--output", str(out)], ["export", str(cid), "--output-dir", str(tmp_path / "share")]):
+    for args in (["report", str(cid), "--output", str(out)], ["export", str(cid), "--output-dir", str(tmp_path / "share")]):
         result = runner.invoke(cli, [*args, "--db", db_url])
         assert result.exit_code == 2, result.output
         assert "nonpaired" in result.output
+    # Nor is it ever the default: with no paired campaign in the store there is nothing to report.
+    result = runner.invoke(cli, ["report", "--output", str(out), "--db", db_url])
+    assert result.exit_code == 2 and "no paired or multi-provider campaign" in result.output
     assert not out.exists() and not (tmp_path / "share").exists()
+
+
+def test_the_default_report_skips_a_later_nonpaired_run(engine, db_url, runner, tmp_path):
+    paired = insert_campaign(engine, paired_trials(["a"], 1, lambda t, r, v: full_attempt()), live=True, state="completed")
+    insert_campaign(engine, [{"task": "a", "repetition": 1, "variant": "default", "attempt": full_attempt()}], kind="nonpaired", experiment={"kind": "nonpaired", "tasks": ["a"]})
+    out = tmp_path / "r.json"
+    result = runner.invoke(cli, ["report", "--output", str(out), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["campaign"]["id"] == paired

@@ -48,11 +48,15 @@ class PlanOnlyArtifact(CampaignError):
 
 
 def resolve_campaign(engine: Engine, campaign_id: int | None) -> Campaign:
-    """The asked-for campaign, or the latest one when none is named."""
+    """The asked-for campaign, or the latest paired or multi-provider one when none is
+    named (a nonpaired run has no paired report, so it is never the default)."""
     if campaign_id is None:
-        found = repository.latest_campaign(engine)
+        found = repository.latest_campaign(engine, kind="campaign")
+        paired = repository.latest_campaign(engine, kind="paired")
+        if found is None or (paired is not None and paired.id > found.id):
+            found = paired
         if found is None:
-            raise UsageProblem("the store holds no campaign yet; run `campaign coding` first", option="CAMPAIGN_ID")
+            raise UsageProblem("the store holds no paired or multi-provider campaign yet; run `campaign coding --paired` or `--campaign` first", option="CAMPAIGN_ID")
         return found
     found = repository.get_campaign(engine, campaign_id)
     if found is None:
