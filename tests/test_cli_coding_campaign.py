@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import signal
@@ -28,8 +29,13 @@ def base(out: Path, *extra: str) -> list[str]:
     return ["coding", "--campaign", "--tasks", TASKS, "--repetitions", "1", "--output-dir", str(out), *extra]
 
 
-def cli_proc(args: list[str], **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "campaign", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+def cli_proc(args: list[str]) -> subprocess.Popen:
+    """The CLI as a real process; its temp dir (where retained private roots stay as
+    evidence) sits beside --output-dir, inside the test's own tmp_path."""
+    runner_tmp = Path(args[args.index("--output-dir") + 1]).parent / "runner-tmp"
+    runner_tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(runner_tmp)}
+    return subprocess.Popen([sys.executable, "-m", "campaign", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
 def db_rows(out: Path, sql: str):

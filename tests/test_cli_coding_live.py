@@ -363,7 +363,9 @@ def test_interrupt_mid_attempt_exits_130_with_the_row_persisted(ws: Workspace):
     report = ws.root / "reports" / "live.json"
     args = live_args(ws, agent) + ["--live", "--plan", str(plan), "--approve-plan-digest", digest]
     args[args.index("--output") + 1] = str(report)
-    proc = subprocess.Popen([sys.executable, "-m", "campaign", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    runner_tmp = ws.root / "runner-tmp"
+    runner_tmp.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "campaign", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(runner_tmp)})
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not rows(ws, "SELECT count(*) FROM ledger WHERE role = 'client'")[0][0]:
         time.sleep(0.1)
