@@ -347,5 +347,5 @@ def test_parsers_are_total_on_arbitrary_json(value, lines):
     raw = ("\n".join(json.dumps(v) for v in (value if isinstance(value, list) else [value])) if lines else json.dumps(value)).encode()
     for name in adapter_names():
         # parse_output, not the safety net: the parsers themselves must not raise.
-        record = get_adapter(name).parse_output(raw, b"", 0)
+        record = get_adapter(name).parse_output(raw.decode(), 0)
         assert isinstance(record, AgentRecord)

@@ -318,6 +318,7 @@ def _background_child() -> None:
 
 
 def _hang() -> None:
+    # The "hang" misbehaviour itself: an agent that never returns until the deadline kills it.
     while True:
         time.sleep(3600)
 

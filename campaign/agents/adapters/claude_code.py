@@ -20,16 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from campaign.agents.adapters import Adapter
-from campaign.agents.adapters._read import count, decode, get, load_json, load_lines, money, text
+from campaign.agents.adapters._read import count, get, load_json, load_lines, money, text
 from campaign.agents.record import AgentRecord, ErrorClass, unknown_record, with_error
 
 
-def parse(stdout: bytes, stderr: bytes, exit_code: int | None) -> AgentRecord:
-    body = decode(stdout)
-    if body is None:
-        return unknown_record("unparseable_output", input_includes_cached=False)
-    if not body.strip():
-        return unknown_record("empty_output", input_includes_cached=False)
+def parse(body: str, exit_code: int | None) -> AgentRecord:
     result = _find_result(body)
     if result is None:
         return unknown_record("unparseable_output", input_includes_cached=False)

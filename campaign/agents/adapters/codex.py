@@ -25,19 +25,14 @@ from __future__ import annotations
 from typing import Any
 
 from campaign.agents.adapters import Adapter
-from campaign.agents.adapters._read import count, decode, get, load_lines, one_of, text
+from campaign.agents.adapters._read import count, get, load_lines, one_of, text
 from campaign.agents.record import AgentRecord, uncached_input, unknown_record, with_error
 
 # Items that are the agent acting on the world (a tool call), and how each one fails.
 _TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
 
 
-def parse(stdout: bytes, stderr: bytes, exit_code: int | None) -> AgentRecord:
-    body = decode(stdout)
-    if body is None:
-        return unknown_record("unparseable_output", input_includes_cached=True)
-    if not body.strip():
-        return unknown_record("empty_output", input_includes_cached=True)
+def parse(body: str, exit_code: int | None) -> AgentRecord:
     lines = load_lines(body)
     events = lines.objects
     if lines.garbled or not events:

@@ -22,16 +22,11 @@ from __future__ import annotations
 from typing import Any
 
 from campaign.agents.adapters import Adapter
-from campaign.agents.adapters._read import count, decode, get, load_json, text, total
+from campaign.agents.adapters._read import count, get, load_json, text, total
 from campaign.agents.record import AgentRecord, uncached_input, unknown_record, with_error
 
 
-def parse(stdout: bytes, stderr: bytes, exit_code: int | None) -> AgentRecord:
-    body = decode(stdout)
-    if body is None:
-        return unknown_record("unparseable_output", input_includes_cached=True)
-    if not body.strip():
-        return unknown_record("empty_output", input_includes_cached=True)
+def parse(body: str, exit_code: int | None) -> AgentRecord:
     result = load_json(body)
     if not isinstance(result, dict):
         return unknown_record("unparseable_output", input_includes_cached=True)

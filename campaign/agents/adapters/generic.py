@@ -43,7 +43,7 @@ from typing import Any
 
 from campaign.agents.adapters import Adapter
 from campaign.agents.adapters._disclosure import profile_name, read_disclosure
-from campaign.agents.adapters._read import count, decode, get, load_json, load_lines, money, one_of, plain_json, text, total
+from campaign.agents.adapters._read import count, get, load_json, load_lines, money, one_of, plain_json, text, total
 from campaign.agents.record import (
     ERROR_CLASSES,
     AgentRecord,
@@ -59,12 +59,7 @@ _RESULT_ERRORS = ERROR_CLASSES - {"unparseable_output", "empty_output"}
 _TOOL_STATUSES = frozenset({"ok", "error", "cancelled"})
 
 
-def parse(stdout: bytes, stderr: bytes, exit_code: int | None) -> AgentRecord:
-    body = decode(stdout)
-    if body is None:
-        return unknown_record("unparseable_output", input_includes_cached=False)
-    if not body.strip():
-        return unknown_record("empty_output", input_includes_cached=False)
+def parse(body: str, exit_code: int | None) -> AgentRecord:
     whole = load_json(body)
     if isinstance(whole, dict) and "event" not in whole:
         result, events, damaged = whole, _events(whole), False

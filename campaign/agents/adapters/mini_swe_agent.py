@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from campaign.agents.adapters import Adapter
-from campaign.agents.adapters._read import count, decode, get, load_json, money, text, total
+from campaign.agents.adapters._read import count, get, load_json, money, text, total
 from campaign.agents.record import AgentRecord, ErrorClass, TurnUsage, uncached_input, unknown_record, with_error
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
@@ -35,12 +35,7 @@ _TIMED_OUT = re.compile(r"\s*The last command <command>.*</command> timed out an
 _TIMEOUT_CODE = -1  # stands for "no return code: killed at the timeout", which is a failure
 
 
-def parse(stdout: bytes, stderr: bytes, exit_code: int | None) -> AgentRecord:
-    body = decode(stdout)
-    if body is None:
-        return unknown_record("unparseable_output", input_includes_cached=True)
-    if not body.strip():
-        return unknown_record("empty_output", input_includes_cached=True)
+def parse(body: str, exit_code: int | None) -> AgentRecord:
     trajectory = load_json(body)
     if not isinstance(trajectory, dict) or not isinstance(trajectory.get("messages"), list):
         return unknown_record("unparseable_output", input_includes_cached=True)
