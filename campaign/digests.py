@@ -207,13 +207,15 @@ MIN_PROFILE_PYTHON = (3, 11)
 
 _PROBE = """\
 import json, sys
-try:
-    from importlib.metadata import version
-    tiktoken = version("tiktoken")
-except Exception:
-    tiktoken = None
+def installed(name):
+    try:
+        from importlib.metadata import version
+        return version(name)
+    except Exception:
+        return None
 print(json.dumps({"executable": sys.executable, "version": sys.version,
-                  "version_info": list(sys.version_info[:3]), "tiktoken": tiktoken}))
+                  "version_info": list(sys.version_info[:3]), "tiktoken": installed("tiktoken"),
+                  "aiohttp": installed("aiohttp")}))
 """
 
 
@@ -223,6 +225,8 @@ class PythonInfo:
     version: str  # sys.version
     version_info: tuple[int, int, int]
     tiktoken: str | None  # the installed tiktoken distribution's version, if any
+    # The recording proxy's HTTP library (not part of the digest: the proxy records, it does not count).
+    aiohttp: str | None = None
 
 
 class NotAPython(ValueError):
@@ -258,6 +262,7 @@ def probe_python(path: Path, timeout: float = 15.0) -> PythonInfo:
             version=str(answer["version"]),
             version_info=tuple(int(v) for v in answer["version_info"]),  # type: ignore[arg-type]
             tiktoken=answer["tiktoken"] if isinstance(answer["tiktoken"], str) else None,
+            aiohttp=answer.get("aiohttp") if isinstance(answer.get("aiohttp"), str) else None,
         )
     except (ValueError, KeyError, IndexError, TypeError):
         raise NotAPython(f"{path} did not answer like a Python 3 interpreter") from None

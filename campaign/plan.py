@@ -74,9 +74,18 @@ class Experiment:
     config_digest: str
     fixture_digests: Mapping[str, str]
     profile_python_digest: str
+    # Where the recording proxy forwards model requests (wire profiles only).
+    wire_upstream: str | None = None
+    # The installed client's version (profiles with client_version).
+    client_version: str | None = None
+    # applied_profile_from = "wire": {variant: catalog digests} measured by the probe.
+    wire_catalogs: Mapping[str, list[str]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        for optional in ("wire_upstream", "client_version", "wire_catalogs"):
+            if data[optional] is None:  # absent, so experiments without them keep their digest
+                del data[optional]
         data["tasks"] = list(self.tasks)
         data["variants"] = [asdict(v) for v in self.variants]
         data["fixture_digests"] = dict(sorted(self.fixture_digests.items()))

@@ -54,8 +54,10 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _ROUTE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _CREDENTIAL = re.compile(r"^[A-Z][A-Z0-9_]*(API_KEY|ACCESS_TOKEN|AUTH_TOKEN)$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_PROVIDER_KEYS = {"route", "default_model", "credential_env", "agent", "basis", "price_source", "price_date", "prices"}
-_OPTIONAL_KEYS = {"credential_env"}
+_PROVIDER_KEYS = {"route", "default_model", "credential_env", "agent", "basis", "price_source", "price_date", "prices", "upstream"}
+_OPTIONAL_KEYS = {"credential_env", "upstream"}
+REPLAY = "replay"
+_UPSTREAM = re.compile(r"^(replay|https?://[A-Za-z0-9.\-]+(:\d{1,5})?(/[A-Za-z0-9._~/\-]*)?)$")
 _PRICE_KEYS = ("uncached_input", "cached_input", "cache_write", "output")
 
 
@@ -83,6 +85,9 @@ class Provider:
     price_source: str
     price_date: str
     prices: Prices
+    # Where the recording proxy forwards this provider's model requests: a base URL,
+    # or REPLAY (the engine's replay provider, started per attempt). None: not profiled.
+    upstream: str | None = None
 
     @property
     def model(self) -> str:
@@ -149,6 +154,11 @@ def resolve_providers(spec: str | None, catalog: Catalog) -> tuple[Provider, ...
     return tuple(out)
 
 
+def provider_for_route(catalog: Catalog, route: str) -> Provider | None:
+    """The catalog's provider for a PROVIDER:MODEL route's PROVIDER part (the first listed)."""
+    return next((p for p in catalog.providers if p.route == route), None)
+
+
 def equivalent_spend(counters: Any, provider: Provider) -> EquivalentSpend:
     """Recorded counters x list prices (formula in the module docstring).
 
@@ -209,7 +219,16 @@ def _provider(name: str, entry: Any) -> Provider:
         price_source=text["price_source"],
         price_date=text["price_date"],
         prices=_prices(entry["prices"], f"{where}.prices"),
+        upstream=_upstream(entry.get("upstream"), where),
     )
+
+
+def _upstream(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if not (isinstance(value, str) and _UPSTREAM.match(value)):
+        raise ValueError(f'{where}.upstream must be "replay" or an http(s) base URL without credentials or query')
+    return value.rstrip("/")
 
 
 def _prices(table: Any, where: str) -> Prices:

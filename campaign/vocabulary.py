@@ -14,6 +14,7 @@ OUTCOMES = ("passed", "failed", "timeout", "interrupted")
 FAILURE_CLASSES = (
     "profile_gate",
     "runtime_boot_failed",
+    "profiler_unavailable",
     "timeout",
     *sorted(ERROR_CLASSES),
     "verifier_timeout",

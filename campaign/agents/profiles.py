@@ -44,7 +44,11 @@ PLACEHOLDERS: Mapping[str, str] = {
     "trial_id": "the stable trial id (seeds the offline agent)",
     "seed": "the experiment seed",
     "runtime_port": "the loopback port the profile's runtime reported (runtime profiles only)",
+    "proxy_url": "the attempt's recording proxy, http://127.0.0.1:PORT (using it turns the profiler on)",
 }
+# Variables a profile's [env] may not set: the engine owns them, or they carry credentials
+# (only the approved plan may forward a credential, and never as a profile literal).
+_ENGINE_VARS = frozenset({"HOME", "TMPDIR", "PATH", "LANG", "LC_ALL"})
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _CREDENTIAL = re.compile(r"^[A-Z][A-Z0-9_]*(API_KEY|ACCESS_TOKEN|AUTH_TOKEN)$")
@@ -70,6 +74,15 @@ class RuntimeSpec:
 
 
 @dataclass(frozen=True)
+class VariantTreatment:
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+
+VARIANT_NAMES = ("baseline", "coding")
+
+
+@dataclass(frozen=True)
 class AgentProfile:
     name: str
     description: str
@@ -88,10 +101,21 @@ class AgentProfile:
     # and/or a flag appended to the client argv as [flag, path].
     config_env: str | None
     config_flag: str | None
-    # "adapter": the output reports applied disclosure profiles; "none": this client
-    # cannot show them, so no trial through it can confirm a variant.
-    applied_profile_from: Literal["adapter", "none"]
+    # "adapter": the output reports applied disclosure profiles; "wire": the recording
+    # proxy confirms each variant by the tool catalog the client sent (expected
+    # catalogs come from a probe against the replay provider); "none": this client
+    # cannot show them, so no paired trial through it can confirm a variant.
+    applied_profile_from: Literal["adapter", "wire", "none"]
     credential_env_default: str | None
+    # Variables added to the client's allowlisted environment, VALUE templated with
+    # PLACEHOLDERS (e.g. ANTHROPIC_BASE_URL = "{proxy_url}"), as sorted pairs.
+    env: tuple[tuple[str, str], ...] = ()
+    # Per variant ("baseline", "coding"): argv appended to the client command and
+    # variables added to its environment; how a real client applies the treatment.
+    variants: tuple[tuple[str, VariantTreatment], ...] = ()
+    # A command whose first stdout line names the installed client's version; it is
+    # bound into the experiment (an upgrade is a different experiment).
+    client_version: tuple[str, ...] | None = None
     # Where the profile came from: None for built-ins, else the resolved file.
     path: Path | None = None
     # The --source tree the build-artifact globs are relative to.
@@ -133,7 +157,7 @@ def load_profile(name_or_path: str, source: Path | None = None) -> AgentProfile:
 
 _TOP_KEYS = {
     "name", "description", "client", "adapter", "paid", "runtime", "build_artifacts", "sdk_path_vars",
-    "config_env", "config_flag", "applied_profile_from", "credential_env_default",
+    "config_env", "config_flag", "applied_profile_from", "credential_env_default", "env", "variants", "client_version",
 }
 
 
@@ -158,15 +182,15 @@ def parse_profile(data: Mapping[str, Any], default_name: str) -> AgentProfile:
         # Without this the profile gate would check a config the client never reads.
         raise ValueError("the variant config cannot reach the client: set config_env, config_flag or use {config_path}")
     applied_from = _opt(data, "applied_profile_from", str, "adapter")
-    if applied_from not in ("adapter", "none"):
-        raise ValueError(f"applied_profile_from must be 'adapter' or 'none', got {applied_from!r}")
+    if applied_from not in ("adapter", "wire", "none"):
+        raise ValueError(f"applied_profile_from must be 'adapter', 'wire' or 'none', got {applied_from!r}")
     credential = _opt(data, "credential_env_default", str, None)
     if credential is not None and not _CREDENTIAL.match(credential):
         raise ValueError(
             f"credential_env_default {credential!r} must be an uppercase name ending in API_KEY, ACCESS_TOKEN or AUTH_TOKEN"
         )
     globs = data.get("build_artifacts", [])
-    return AgentProfile(
+    profile = AgentProfile(
         name=name,
         description=_opt(data, "description", str, ""),
         client=client,
@@ -179,7 +203,53 @@ def parse_profile(data: Mapping[str, Any], default_name: str) -> AgentProfile:
         config_flag=config_flag,
         applied_profile_from=applied_from,  # type: ignore[arg-type]
         credential_env_default=credential,
+        env=_env(data.get("env", {}), allow_runtime_port=runtime is not None),
+        variants=_variants(data.get("variants", {}), allow_runtime_port=runtime is not None),
+        client_version=None if "client_version" not in data else _argv(data["client_version"], "client_version", allow_runtime_port=False),
     )
+    if profile.applied_profile_from == "wire" and not uses_wire(profile):
+        raise ValueError('applied_profile_from = "wire" needs the client to reach its model through {proxy_url}')
+    if profile.client_version is not None and placeholders(profile.client_version):
+        raise ValueError("client_version must be a plain command without placeholders")
+    return profile
+
+
+def _variants(table: Any, *, allow_runtime_port: bool) -> tuple[tuple[str, VariantTreatment], ...]:
+    if not isinstance(table, dict):
+        raise ValueError("variants must be a table with [variants.baseline] and/or [variants.coding]")
+    _no_unknown_keys(table, set(VARIANT_NAMES), "variants.")
+    out = []
+    for name in VARIANT_NAMES:
+        if name not in table:
+            continue
+        entry = table[name]
+        if not isinstance(entry, dict):
+            raise ValueError(f"variants.{name} must be a table")
+        _no_unknown_keys(entry, {"args", "env"}, f"variants.{name}.")
+        args = entry.get("args", [])
+        if args:
+            args = _argv(args, f"variants.{name}.args", allow_runtime_port=allow_runtime_port)
+        elif not isinstance(args, list):
+            raise ValueError(f"variants.{name}.args must be a list of strings")
+        env = _env(entry.get("env", {}), allow_runtime_port=allow_runtime_port)
+        out.append((name, VariantTreatment(args=tuple(args), env=env)))
+    return tuple(out)
+
+
+def _env(table: Any, *, allow_runtime_port: bool) -> tuple[tuple[str, str], ...]:
+    if not isinstance(table, dict):
+        raise ValueError('env must be a table of VARIABLE = "value with {placeholders}"')
+    out = []
+    for var, value in sorted(table.items()):
+        if not _ENV_NAME.match(var) or not isinstance(value, str):
+            raise ValueError(f"env.{var} must map an uppercase variable to a string")
+        if var in _ENGINE_VARS:
+            raise ValueError(f"env.{var} is set by the engine for every attempt; a profile cannot change it")
+        if _CREDENTIAL.match(var):
+            raise ValueError(f"env.{var} looks like a credential; name it in the plan's credential_env instead")
+        _argv([value or " "], f"env.{var}", allow_runtime_port=allow_runtime_port)
+        out.append((var, value))
+    return tuple(out)
 
 
 def _runtime(table: Any) -> RuntimeSpec:
@@ -301,17 +371,34 @@ def render(template: Sequence[str], values: Mapping[str, str]) -> list[str]:
     return [_TOKEN.sub(one, arg) for arg in template]
 
 
-def client_argv(profile: AgentProfile, values: Mapping[str, str]) -> list[str]:
-    """The client command for one attempt, with the config flag appended if declared."""
-    argv = render(profile.client, values)
+def treatment(profile: AgentProfile, variant: str | None) -> VariantTreatment:
+    """The profile's treatment for a variant (nothing for the nonpaired lane or an unset one)."""
+    return dict(profile.variants).get(variant or "", VariantTreatment())
+
+
+def client_argv(profile: AgentProfile, values: Mapping[str, str], variant: str | None = None) -> list[str]:
+    """The client command for one attempt: the variant's args, then the config flag if declared."""
+    argv = render(profile.client, values) + render(treatment(profile, variant).args, values)
     if profile.config_flag is not None:
         argv += [profile.config_flag, str(values["config_path"])]
     return argv
 
 
-def client_env(profile: AgentProfile, config_path: Path) -> dict[str, str]:
-    """Variables the profile adds to the attempt's allowlisted environment."""
-    return {profile.config_env: str(config_path)} if profile.config_env else {}
+def client_env(profile: AgentProfile, config_path: Path | None, values: Mapping[str, str] | None = None, variant: str | None = None) -> dict[str, str]:
+    """Variables the profile (and the variant's treatment) add to the allowlisted environment."""
+    pairs = [*profile.env, *treatment(profile, variant).env]
+    env = {var: render([value], values or {})[0] for var, value in pairs}
+    if profile.config_env and config_path is not None:
+        env[profile.config_env] = str(config_path)
+    return env
+
+
+def uses_wire(profile: AgentProfile) -> bool:
+    """Whether the client reaches its model through the recording proxy (``{proxy_url}``)."""
+    texts = [*profile.client, *(value for _, value in profile.env)]
+    for _, t in profile.variants:
+        texts += [*t.args, *(value for _, value in t.env)]
+    return "proxy_url" in placeholders(texts)
 
 
 # --- source-relative facts --------------------------------------------------------
@@ -349,7 +436,7 @@ def sdk_paths(profile: AgentProfile, environ: Mapping[str, str], home: Path, cwd
 def profile_identity(profile: AgentProfile) -> dict[str, Any]:
     """The profile as plain JSON, for the experiment identity (no paths)."""
     runtime = profile.runtime
-    return {
+    identity = {
         "name": profile.name,
         "client": list(profile.client),
         "adapter": profile.adapter,
@@ -368,3 +455,11 @@ def profile_identity(profile: AgentProfile) -> dict[str, Any]:
         "applied_profile_from": profile.applied_profile_from,
         "credential_env_default": profile.credential_env_default,
     }
+    # Only when set, so profiles without them keep their earlier identity.
+    if profile.env:
+        identity["env"] = [list(pair) for pair in profile.env]
+    if profile.variants:
+        identity["variants"] = {name: {"args": list(t.args), "env": [list(p) for p in t.env]} for name, t in profile.variants}
+    if profile.client_version is not None:
+        identity["client_version_command"] = list(profile.client_version)
+    return identity

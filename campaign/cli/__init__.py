@@ -8,7 +8,10 @@ from campaign import __version__
 from campaign.cli.coding import coding
 from campaign.cli.db import db
 from campaign.cli.plan import plan
+from campaign.cli.probe import probe
+from campaign.cli.profiler import profiler
 from campaign.cli.recover import recover
+from campaign.cli.replay import replay_server
 from campaign.cli.report import export, report
 from campaign.cli.sql import sql
 from campaign.cli.tasks import tasks
@@ -29,6 +32,9 @@ cli.add_command(report)
 cli.add_command(export)
 cli.add_command(recover)
 cli.add_command(verify)
+cli.add_command(replay_server)
+cli.add_command(profiler)
+cli.add_command(probe)
 
 
 def main() -> None:

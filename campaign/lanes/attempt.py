@@ -14,8 +14,8 @@ import os
 import sys
 import time
 import tomllib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,10 @@ from campaign.config import VARIANT_PROFILES
 from campaign.providers import Provider, equivalent_spend
 from campaign.errors import Interrupted
 from campaign.lanes import bundles
+from campaign.lanes import wire as lanes_wire
+from campaign.lanes.probe import confirmed_profiles
+from campaign.profiler import summary as wire_summary
+from campaign.providers import REPLAY
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
 from campaign.spend import spend_complete
 from campaign.store import repository
@@ -37,6 +41,7 @@ from campaign.store.models import Trial
 from campaign.supervise import Supervisor, TeardownBudget, TeardownVerdict, critical
 from campaign.supervise import disposal
 
+REPLAY_PLACEHOLDER_CREDENTIAL = "replay-placeholder-not-a-credential"
 NOTHING_SPAWNED = TeardownVerdict(cleanup_complete=True, outcome="clean", containment="pgid-only", survivors=0)
 
 
@@ -54,7 +59,12 @@ class AttemptPlan:
     credential_names: tuple[str, ...] = ()
     launcher: str | None = None
     python: str = sys.executable
-    profiling: bool = False
+    # Set when the profile routes through {proxy_url}: the recording proxy runs.
+    wire: lanes_wire.WireRoute | None = None
+    # applied_profile_from = "wire": {variant: catalog digests} the probe measured.
+    expected_catalogs: Mapping[str, list[str]] | None = None
+    # The wire probe's own runs: they measure the catalogs, so there is nothing to confirm yet.
+    probe: bool = False
     failure_dir: Path | None = None
     tmp_base: Path | None = None
     teardown_budget: TeardownBudget = field(default_factory=TeardownBudget)
@@ -62,6 +72,10 @@ class AttemptPlan:
     extra_env: tuple[tuple[str, str], ...] = ()
     # The provider's list prices, for the "list-price equivalent, not billed" column.
     provider: Provider | None = None
+
+    @property
+    def profiling(self) -> bool:
+        return self.wire is not None
 
     @property
     def expected_profile(self) -> str | None:
@@ -115,6 +129,8 @@ def profile_gate(plan: AttemptPlan, config_path: Path | None) -> bool:
         return True
     if plan.profile.applied_profile_from == "none":
         return False
+    if plan.profile.applied_profile_from == "wire" and not plan.expected_catalogs and not plan.probe:
+        return False  # nothing to compare the wire with: the variant could never be confirmed
     return resolved_profile(config_path) == expected
 
 
@@ -145,6 +161,7 @@ def classify(
     gate_ok: bool,
     boot_ok: bool,
     client_timed_out: bool,
+    wire_ok: bool = True,
     record: AgentRecord,
     verifier_exit: int | None,
     verifier_timed_out: bool,
@@ -160,6 +177,8 @@ def classify(
         return "failed", "profile_gate", False
     if not boot_ok:
         return "failed", "runtime_boot_failed", False
+    if not wire_ok:
+        return "failed", "profiler_unavailable", False
     if client_timed_out:
         return "timeout", "timeout", False
     if verifier_timed_out or verifier_exit is None:
@@ -189,6 +208,7 @@ def _placeholder_values(plan: AttemptPlan, trial: Trial, root: isolation.Private
         "trial_id": trial.trial_id,
         "seed": str(plan.seed),
         "launcher": plan.launcher or "",
+        "proxy_url": "",
     }
 
 
@@ -203,6 +223,8 @@ class Observed:
     verifier_exit: int | None = None
     verifier_timed_out: bool = False
     wall: float | None = None
+    wire_ok: bool = True
+    wire: lanes_wire.WireSession | None = None
 
 
 def run_attempt(
@@ -247,13 +269,24 @@ def _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer) -
         config_path = root.path / "agent-config.toml"
         config_path.write_text(plan.config_text, encoding="utf-8")
     sdk = dict(plan.profile.sdk_path_vars)
-    extra = dict(plan.extra_env) | (profiles.client_env(plan.profile, config_path) if config_path else {})
-    env = isolation.build_env(root, os.environ, sdk_path_vars=sdk, credential_names=plan.credential_names, extra=extra)
     values = _placeholder_values(plan, trial, root, prompt_file, config_path)
 
     state.gate_ok = profile_gate(plan, config_path)
     if not state.gate_ok:
         return
+    if plan.wire is not None:
+        try:
+            state.wire = lanes_wire.start(sup, root, plan.wire, plan.task.name, runner_python=plan.python, deadline=deadline, timer=timer)
+        except lanes_wire.WireStartFailed:
+            state.wire_ok = False
+            return
+        values["proxy_url"] = state.wire.proxy_url
+    extra = dict(plan.extra_env) | profiles.client_env(plan.profile, config_path, values, plan.variant)
+    credential = plan.profile.credential_env_default
+    if plan.wire is not None and plan.wire.upstream == REPLAY and credential and credential not in plan.credential_names:
+        # The replay provider takes any key; clients refuse to start without one.
+        extra[credential] = REPLAY_PLACEHOLDER_CREDENTIAL
+    env = isolation.build_env(root, os.environ, sdk_path_vars=sdk, credential_names=plan.credential_names, extra=extra)
     if plan.profile.runtime is not None:
         out = root.capture("runtime.out")
         runtime = sup.start("runtime", profiles.render(plan.profile.runtime.argv, values), env=env, stdout=out, stderr=root.capture("runtime.err"))
@@ -264,13 +297,15 @@ def _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer) -
             return
     # The ledger must be intact before any paid call (a SupervisorError here is an engine_error).
     sup.verify_ledger()
-    argv = profiles.client_argv(plan.profile, values) + list(plan.extra_client_args)
+    argv = profiles.client_argv(plan.profile, values, plan.variant) + list(plan.extra_client_args)
     result = sup.run("client", argv, timeout=max(deadline - timer(), 0.001), env=env, stdout=root.capture("client.out"), stderr=root.capture("client.err"))
     state.client_timed_out = result.timed_out
     state.wall = result.wall_seconds
     record = get_adapter(plan.profile.adapter).parse(
         root.capture("client.out").read_bytes(), root.capture("client.err").read_bytes(), result.exit_code
     )
+    if state.wire is not None:
+        record = _with_wire(record, lanes_wire.collect(state.wire), plan)
     state.record = record
     with critical():
         repository.update_attempt(engine, attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
@@ -291,14 +326,50 @@ def _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer) -
     state.verifier_timed_out = verdict.timed_out
 
 
+def _with_wire(record: AgentRecord, capture, plan: AttemptPlan) -> AgentRecord:
+    """The adapter's record, with the wire's counters when the capture could be read, and,
+    for a wire-confirmed profile, the disclosure profiles its catalogs confirm."""
+    if capture.problem is not None:
+        return replace(record, applied_profiles=None) if plan.profile.applied_profile_from == "wire" else record
+    merged = wire_summary.merge(record, wire_summary.summarize(capture))
+    if plan.profile.applied_profile_from == "wire" and plan.expected_catalogs is not None:
+        observed = (merged.schema_diagnostics or {}).get("catalog_digests")
+        merged = replace(merged, applied_profiles=confirmed_profiles(observed, plan.expected_catalogs, VARIANT_PROFILES))
+    return merged
+
+
+def _profiling_finalization(plan: AttemptPlan, state: Observed) -> tuple[bool | None, bool]:
+    """(flush_complete, finalization_ok) once every member is down.
+
+    A capture that cannot be read (missing, not a regular file, malformed) is a
+    finalization failure: the root is kept as evidence. A readable capture
+    without its flush marker is an incomplete flush, never zero activity.
+    """
+    if plan.wire is None:
+        return None, True
+    session = state.wire
+    if session is None:  # the proxy never ran: nothing was flushed, nothing is left to read
+        return None, True
+    try:
+        if session.capture is None:
+            # Interrupted or failed before collection: teardown already sent TERM, so read what was flushed.
+            session.capture = lanes_wire.read_capture(Path(lanes_wire.CAPTURE_NAME), dir_fd=session.dir_fd)
+            state.record = _with_wire(state.record, session.capture, plan)
+    finally:
+        session.close()
+    return session.capture.flush_complete, session.capture.problem is None
+
+
 def _finish(engine, attempt_id, trial, plan, root, sup, state: Observed, stopped_by: BaseException | None) -> AttemptOutcome:
     # A supervisor that never entered spawned nothing: there is nothing left to prove.
     verdict = sup.teardown() if sup is not None and sup.entered else NOTHING_SPAWNED
+    flush_complete, finalization_ok = _profiling_finalization(plan, state)
     record: AgentRecord = state.record
     outcome, failure_class, verified_pass = classify(
         plan,
         gate_ok=state.gate_ok,
         boot_ok=state.boot_ok,
+        wire_ok=state.wire_ok,
         client_timed_out=state.client_timed_out,
         record=record,
         verifier_exit=state.verifier_exit,
@@ -308,9 +379,6 @@ def _finish(engine, attempt_id, trial, plan, root, sup, state: Observed, stopped
         outcome, failure_class, verified_pass = "interrupted", "interrupted", None
     elif stopped_by is not None:
         outcome, failure_class, verified_pass = "failed", "engine_error", None
-    # No profiler is wired yet, so finalization has nothing to flush and cannot fail.
-    flush_complete = None
-    finalization_ok = True
     if plan.failure_dir is not None and outcome != "passed" and root is not None:
         bundles.write_bundle(plan.failure_dir, trial.trial_id, root, credential_names=plan.credential_names)
     if root is None:

@@ -15,6 +15,7 @@ that attempt's finalization never completed, admits no more work.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -29,6 +30,9 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 
 from campaign import benchmark
+from campaign.agents.client_version import read_client_version
+from campaign.lanes.probe import probe_catalogs
+from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.agents.profiles import AgentProfile, load_profile, profile_identity
 from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_variant
 from campaign.errors import CampaignError, ConflictError, Interrupted, UsageProblem
@@ -64,6 +68,11 @@ class CampaignInputs:
     configs: Mapping[str, VariantConfig]
     control_plane_port: int | None
     failure_dir: Path | None
+    # Per provider: the recording proxy's route when its agent talks through {proxy_url}.
+    wires: Mapping[str, WireRoute | None] = dataclasses.field(default_factory=dict)
+    # Per provider: the installed client's version, and for "wire" profiles the probe's catalogs.
+    client_versions: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
+    wire_catalogs: Mapping[str, dict[str, list[str]] | None] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -92,9 +101,23 @@ def parse_variants(value: str | None) -> tuple[str, ...]:
     return names
 
 
+def with_model(providers: tuple[Provider, ...], model: str | None) -> tuple[Provider, ...]:
+    """``--model`` replaces the catalog's default model of the one provider selected (for
+    example to rehearse a live model's exact catalog against the replay provider)."""
+    if model is None:
+        return providers
+    route = opt.parse_model(model)
+    if len(providers) != 1:
+        raise UsageProblem("--model applies to a campaign of one provider; with several, each takes its model from the providers catalog", option="--model")
+    (provider,) = providers
+    if route.provider != provider.route:
+        raise UsageProblem(f"the route must be {provider.route}:MODEL for provider {provider.name}, got {model}", option="--model")
+    return (dataclasses.replace(provider, default_model=route.model),)
+
+
 def validate(opts: opt.CodingOptions, db: str | None, catalog_path: Path | None, environ: Mapping[str, str]) -> CampaignInputs:
     catalog = load_catalog(catalog_path)
-    providers = resolve_providers(opts.providers, catalog)
+    providers = with_model(resolve_providers(opts.providers, catalog), opts.model)
     variants = parse_variants(opts.variants)
     tasks = benchmark.resolve_tasks(opts.tasks)
     output_dir = Path(opts.output_dir).expanduser().absolute()  # type: ignore[arg-type]
@@ -106,9 +129,17 @@ def validate(opts: opt.CodingOptions, db: str | None, catalog_path: Path | None,
         if profile.applied_profile_from == "none":
             raise UsageProblem(
                 f"the {profile.name} agent cannot report which disclosure profile it applied, so no paired trial through it could pass; "
-                "use an agent profile with applied_profile_from = \"adapter\"",
+                "use an agent profile with applied_profile_from = \"adapter\" or \"wire\"",
                 option="--agent",
             )
+    wires = {p.name: resolve_route(profiles[p.name], p, profile_python=sys.executable, environ=environ) for p in providers}
+    versions = {p.name: read_client_version(profiles[p.name], environ) for p in providers}
+    catalogs = {
+        p.name: probe_catalogs(profiles[p.name], model=p.model, task=tasks[0], route=wires[p.name], runner_python=sys.executable)
+        if profiles[p.name].applied_profile_from == "wire" and wires[p.name] is not None
+        else None
+        for p in providers
+    }
     base = load_base_config(Path(opts.config).expanduser()) if opts.config else parse_base_config(b"", "the empty base config")
     configs = {name: render_variant(base, name) for name in variants}
     if opts.live:
@@ -130,6 +161,9 @@ def validate(opts: opt.CodingOptions, db: str | None, catalog_path: Path | None,
         configs=configs,
         control_plane_port=opts.control_plane_port,
         failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
+        wires=wires,
+        client_versions=versions,
+        wire_catalogs=catalogs,
     )
 
 
@@ -148,6 +182,10 @@ def experiment(inputs: CampaignInputs) -> dict[str, Any]:
                 "agent_profile_digest": canonical_digest(profile_identity(inputs.profiles[p.name])),
                 "credential_env": p.credential_env,
                 "basis": p.basis,
+                # Only for wire profiles, so campaigns without one keep their identity.
+                **({"wire_upstream": inputs.wires[p.name].upstream} if inputs.wires.get(p.name) else {}),
+                **({"client_version": inputs.client_versions[p.name]} if inputs.client_versions.get(p.name) else {}),
+                **({"wire_catalogs": inputs.wire_catalogs[p.name]} if inputs.wire_catalogs.get(p.name) else {}),
             }
             for p in inputs.providers
         ],
@@ -354,6 +392,8 @@ def _drive(engine, campaign_id, inputs: CampaignInputs, schedule, stream, timer,
                     credential_names=(provider.credential_env,) if provider.credential_env else (),
                     failure_dir=inputs.failure_dir,
                     provider=provider,
+                    wire=inputs.wires.get(provider.name),
+                    expected_catalogs=inputs.wire_catalogs.get(provider.name),
                     extra_env=(("CAMPAIGN_CONTROL_PLANE_PORT", str(inputs.control_plane_port)),) if inputs.control_plane_port else (),
                 )
                 result = run_attempt(engine, trial, plan, timer=timer)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from typing import Any
 
 from campaign import benchmark
 from campaign.agents.profiles import load_profile
+from campaign.lanes.wire import resolve_route
+from campaign.providers import load_catalog, provider_for_route
 from campaign.errors import Interrupted, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.attempt import AttemptPlan, run_attempt
@@ -66,6 +69,8 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
     missing = [name for name in credentials if not os.environ.get(name)]
     if missing:
         raise UsageProblem(f"the {profile.name} agent needs {', '.join(missing)} in the environment", option="--agent")
+    route = opts.model.partition(":")[0] if opts.model else model.partition(":")[0]
+    wire = resolve_route(profile, provider_for_route(load_catalog(), route), profile_python=sys.executable, environ=os.environ, option="--model")
     output = Path(opts.output).expanduser().resolve()
     if output.is_dir():
         raise UsageProblem(f"{opts.output} is a directory; give a file path", option="--output")
@@ -90,7 +95,7 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
                     break
                 if not repository.admit_trial(engine, trial.id):
                     continue
-                plan = AttemptPlan(task=benchmark.get_task(trial.task), profile=profile, model=model, seed=0, timeout_s=timeout, credential_names=credentials, launcher=str(launcher) if launcher else None, failure_dir=opts.failure_dir)
+                plan = AttemptPlan(task=benchmark.get_task(trial.task), profile=profile, model=model, seed=0, timeout_s=timeout, credential_names=credentials, launcher=str(launcher) if launcher else None, failure_dir=opts.failure_dir, wire=wire)
                 result = run_attempt(engine, trial, plan)
                 attempted += 1
                 passed += result.outcome == "passed"

@@ -144,7 +144,6 @@ NOT_IN_CAMPAIGN = (
     ("--profile-python", "profile_python"),
     ("--run-timeout", "run_timeout"),
     ("--output", "output"),
-    ("--model", "model"),
 )
 
 
@@ -164,8 +163,8 @@ def check_campaign_mode(opts: CodingOptions) -> None:
     names = _given(opts, NOT_IN_CAMPAIGN)
     if names:
         raise UsageProblem(
-            f"{', '.join(names)} do not apply with --campaign: it replaces the plan gate with an explicit --live, "
-            "takes each provider's model from the providers catalog and writes to --output-dir",
+            f"{', '.join(names)} do not apply with --campaign: it replaces the plan gate with an explicit --live "
+            "and writes to --output-dir",
             option=names[0],
         )
     if opts.output_dir is None:

@@ -141,6 +141,8 @@ def run(
                     credential_names=approval.credential_env,
                     launcher=str(inputs.launcher) if inputs.launcher else None,
                     failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
+                    wire=inputs.wire,
+                    expected_catalogs=experiment.wire_catalogs,
                 )
                 result = run_attempt(engine, trial, attempt, timer=timer, runtime_deadline=deadline)
                 attempted += 1

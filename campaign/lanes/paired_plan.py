@@ -14,6 +14,7 @@ No trial runs and no model is called here. The order is the contract:
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from campaign import benchmark
+from campaign.agents.client_version import read_client_version
+from campaign.lanes.probe import probe_catalogs
+from campaign.lanes.wire import WireRoute, resolve_route
+from campaign.providers import load_catalog, provider_for_route
 from campaign.agents.profiles import AgentProfile, build_artifact_paths, load_profile, placeholders, profile_identity
 from campaign.benchmark import Task
 from campaign.config import BaseConfig, VariantConfig, load_base_config, render_variant
@@ -78,6 +83,7 @@ class PairedInputs:
     variants: tuple[VariantConfig, ...]
     python: PythonInfo
     output: Path
+    wire: WireRoute | None = None
 
 
 @dataclass(frozen=True)
@@ -114,10 +120,26 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
         check_outside_source(store_file, source, "--db")
     launcher = resolve_launcher(opts.launcher, source)
     profile = load_profile(opts.agent or DEFAULT_AGENT, source)
+    if profile.applied_profile_from == "none":
+        raise UsageProblem(
+            f"the {profile.name} agent cannot show which disclosure profile it applied (applied_profile_from = \"none\"), "
+            "so no paired trial through it could pass; use a profile that reports it (\"adapter\") or is confirmed on the wire (\"wire\")",
+            option="--agent",
+        )
     check_launcher_needed(profile, launcher)
     base = load_base_config(Path(opts.config).expanduser())
     variants = tuple(render_variant(base, name) for name in VARIANTS)
     python = resolve_profile_python(opts.profile_python)
+    # Run the interpreter by the path given, not its resolved binary: a venv's python
+    # resolves to the base interpreter, which lacks the venv's packages.
+    profile_python = str(Path(opts.profile_python).expanduser().absolute()) if opts.profile_python else sys.executable
+    wire = resolve_route(profile, provider_for_route(load_catalog(), model.provider), profile_python=profile_python, environ=os.environ, option="--model")
+    if wire is not None and (python.tiktoken is None or python.aiohttp is None):
+        raise UsageProblem(
+            f"{profile_python} runs the recording proxy for the {profile.name} agent and needs tiktoken and aiohttp installed; "
+            "give an interpreter that has them (pip install tiktoken aiohttp)",
+            option="--profile-python",
+        )
     if opts.live:
         read_json_object(Path(opts.plan).expanduser(), "the plan", option="--plan")  # type: ignore[arg-type]
     return PairedInputs(
@@ -134,6 +156,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
         variants=variants,
         python=python,
         output=output,
+        wire=wire,
     )
 
 
@@ -207,7 +230,16 @@ def compute_experiment(inputs: PairedInputs) -> Experiment:
         config_digest=inputs.base_config.digest,
         fixture_digests={task.name: benchmark.fixture_digest(task) for task in inputs.tasks},
         profile_python_digest=python_digest(inputs.python.executable, inputs.python.version, inputs.python.tiktoken),
+        wire_upstream=inputs.wire.upstream if inputs.wire else None,
+        client_version=read_client_version(inputs.profile, os.environ),
+        wire_catalogs=_probe(inputs),
     )
+
+
+def _probe(inputs: PairedInputs) -> dict[str, list[str]] | None:
+    if inputs.profile.applied_profile_from != "wire" or inputs.wire is None:
+        return None
+    return probe_catalogs(inputs.profile, model=str(inputs.model), task=inputs.tasks[0], route=inputs.wire, runner_python=sys.executable)
 
 
 def schedule_for(experiment: Experiment) -> tuple[ScheduledTrial, ...]:

@@ -134,8 +134,8 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
                 "model": experiment.get("model") if isinstance(experiment.get("model"), str) else (models[0] if len(models) == 1 else None),
                 "providers": providers,
                 "observed_models": observed_models,
-                "client_version": None,
-                "client_version_reason": "not_recorded_in_store",
+                "client_version": _client_version(experiment),
+                "client_version_reason": None if _client_version(experiment) else "not_recorded_in_store",
             },
             "runtime_versions": _pricing(experiment),
             "completion": _completion(campaign, done, attempted, unattempted),
@@ -223,6 +223,7 @@ def _experiment(exp: dict[str, Any], campaign: Campaign) -> dict[str, Any]:
         "config_digest": exp.get("config_digest"),
         "fixture_digests": exp.get("fixture_digests"),
         "profile_python_digest": exp.get("profile_python_digest"),
+        "wire_catalogs": exp.get("wire_catalogs"),
         "reasoning": exp.get("reasoning") if exp.get("reasoning") is not None else "provider_default",
     }
 
@@ -417,6 +418,15 @@ def _decision_basis(synthetic: bool, success: stats.Estimate) -> str:
     if success.ci_low is not None and success.ci_low > 0:
         return "measured_benefit_requires_review"
     return "interval_includes_zero"
+
+
+def _client_version(experiment: dict[str, Any]) -> str | None:
+    """The bound client version: the experiment's, or the one every provider's client shares."""
+    if isinstance(experiment.get("client_version"), str):
+        return experiment["client_version"]
+    providers = experiment.get("providers")
+    versions = {p.get("client_version") for p in providers if isinstance(p, dict)} if isinstance(providers, list) else set()
+    return versions.pop() if len(versions) == 1 and isinstance(next(iter(versions)), str) else None
 
 
 def _trials(names: list[str], rows: Iterator[tuple[Any, ...]]) -> Iterator[dict[str, Any]]:

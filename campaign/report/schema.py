@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from campaign import vocabulary
+from campaign.profiler.summary import WIRE_COUNTERS
 from campaign.supervise import teardown
 
 UNLISTED = "unlisted"
@@ -47,7 +48,7 @@ CAMPAIGN_KINDS = ("paired", "campaign", "nonpaired")
 CAMPAIGN_STATES = ("planned", "running", "stopped", "completed", "interrupted")
 TRIAL_STATUSES = ("scheduled", "admitted", "finished", "not_attempted")
 ATTEMPT_STATUSES = ("running", "finished", "interrupted")
-AGENTS = ("offline", "claude-code", "codex", "gemini", "opencode", "generic", "mini-swe-agent", "custom")
+AGENTS = ("offline", "offline-wire", "claude-code", "codex", "gemini", "opencode", "generic", "mini-swe-agent", "custom")
 
 # Bounded vocabularies come from the engine itself, so the lanes and the
 # allowlist cannot drift apart.
@@ -426,6 +427,14 @@ SCHEMA_DIAGNOSTICS = Obj(
         "terminal_usage_observations": Int(),
         "cache_observable": Bool(),
         "visible_schema_tokens": Int(),
+        # The recording proxy's view (campaign.profiler.summary): digests and numbers only.
+        "tool_bearing_requests": Int(),
+        "unmatched_requests": Int(),
+        "streams_not_clean": Int(),
+        "cache_write_observable": Bool(),
+        "catalog_tool_counts": Map(Sha256(), Int(), max_items=64),
+        "catalog_schema_tokens": Map(Sha256(), Int(), max_items=64),
+        "wire_adapter_disagreements": Map(Enum(WIRE_COUNTERS), Obj({"wire": Int(), "adapter": Int()}), max_items=8),
         # One measurement per disclosure application the runtime reported.
         "disclosure_measurements": List(
             Obj(
@@ -628,6 +637,8 @@ REPORT_SCHEMA = Obj(
                 "config_digest": Sha256(),
                 "fixture_digests": Map(Id(), Sha256()),
                 "profile_python_digest": Sha256(),
+                # applied_profile_from = "wire": the catalogs the probe measured per variant.
+                "wire_catalogs": Map(Enum(VARIANTS), List(Sha256(), max_items=16), max_items=2),
                 "reasoning": Enum(REASONING),
             }
         ),

@@ -7,6 +7,7 @@ upgrades it; a newer one is refused outright.
 
 from __future__ import annotations
 
+import re
 import datetime as dt
 import importlib.util
 import tempfile
@@ -137,7 +138,9 @@ def schema_sql() -> str:
                 ).all()
         finally:
             fresh.dispose()
-    statements = ("\n".join(line.rstrip() for line in row[0].strip().splitlines()) + ";" for row in rows)
+    # A table SQLite rebuilt for a migration keeps its name quoted; the documented schema does not.
+    texts = (re.sub(r'^CREATE TABLE "(\w+)"', r"CREATE TABLE \1", row[0].strip()) for row in rows)
+    statements = ("\n".join(line.rstrip() for line in text.splitlines()) + ";" for text in texts)
     return "\n\n".join(statements) + "\n"
 
 

@@ -18,7 +18,7 @@ CAMPAIGN_KINDS = ("paired", "campaign", "nonpaired")
 CAMPAIGN_STATES = ("planned", "running", "stopped", "completed", "interrupted")
 TRIAL_STATUSES = ("scheduled", "admitted", "finished", "not_attempted")
 ATTEMPT_STATUSES = ("running", "finished", "interrupted")
-LEDGER_ROLES = ("runtime", "client", "verifier", "fixture", "descendant")
+LEDGER_ROLES = ("runtime", "client", "verifier", "fixture", "descendant", "profiler", "provider")
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> str:

@@ -49,7 +49,7 @@ from campaign.supervise.teardown import CleanupLog, RunResult, TeardownBudget, T
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
-ROLES = ("runtime", "client", "verifier", "fixture")
+ROLES = ("runtime", "client", "verifier", "fixture", "profiler", "provider")
 RECOVERY_ENV = ("PATH", "LANG", "LC_ALL")
 
 
@@ -130,6 +130,16 @@ class Process:
     def wait(self, timeout: float | None = None) -> int | None:
         self._sup._wait_member(self._m, timeout, sweep=True)
         return self._m.exit_code
+
+    def terminate(self, grace: float) -> bool:
+        """SIGTERM through its pidfd, then wait up to ``grace`` seconds; whether it exited.
+
+        For members that finish their work on TERM (the profiler writes its flush
+        marker); anything left is still torn down with the attempt.
+        """
+        self._sup._signal(self._m, signal.SIGTERM)
+        self._sup._wait_member(self._m, grace)
+        return self._m.exited
 
 
 class Supervisor:

@@ -1,0 +1,33 @@
+"""`campaign probe`: the tool catalog a client sends under each variant, measured for free."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from campaign import benchmark
+from campaign.cli.common import core_errors
+from campaign.lanes.probe import run_probe
+from campaign.providers import REPLAY
+
+
+@click.command()
+@click.option("--agent", required=True, help="Built-in agent profile name or a profile FILE.toml.")
+@click.option("--model", required=True, metavar="PROVIDER:MODEL", help="The route the live run will use; its MODEL name is sent to the replay provider.")
+@click.option("--task", "task_name", default=benchmark.task_names()[0], show_default=True, help="Benchmark task the probe replays.")
+def probe(agent: str, model: str, task_name: str) -> None:
+    """Run the client once per variant against the replay provider and show each tool catalog.
+
+    No provider is called and nothing is spent. The same measurement binds the
+    expected catalogs of an applied_profile_from = "wire" profile into a plan.
+    """
+    with core_errors():
+        result = run_probe(agent, model, task_name, os.environ)
+    click.echo(f"agent: {result.agent}" + (f" (client {result.client_version})" if result.client_version else ""))
+    click.echo(f"model: {result.model} (replayed against the {REPLAY} provider; nothing spent)")
+    for variant, diagnostics in result.measured.items():
+        counts = diagnostics.get("catalog_tool_counts") or {}
+        tokens = diagnostics.get("catalog_schema_tokens") or {}
+        for digest in diagnostics.get("catalog_digests") or []:
+            click.echo(f"{variant}: catalog {digest} tools {counts.get(digest)} schema_tokens {tokens.get(digest)}")

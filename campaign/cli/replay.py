@@ -1,0 +1,19 @@
+"""`campaign replay-server`: the scripted fake model server, for testing agent clients offline."""
+
+from __future__ import annotations
+
+import click
+
+from campaign.cli.common import core_errors
+from campaign.replay import server
+
+
+@click.command("replay-server")
+@click.option("--task", metavar="NAME", help="Replay this task's script (default: find the task from each request's prompt).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind; anything else is refused.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port to bind; 0 picks a free one.")
+@click.option("--fault", "faults", multiple=True, metavar="KIND:N", help="Fail the N-th model request: http-500 or cut-stream (repeatable).")
+def replay_server(task: str | None, host: str, port: int, faults: tuple[str, ...]) -> None:
+    """Serve scripted model replies on loopback until SIGTERM; prints 'replay listening on HOST:PORT'."""
+    with core_errors():
+        server.run(task_name=task, host=host, port=port, faults=faults)

@@ -1,0 +1,137 @@
+"""The wire probe: which tool catalog a real client sends under each variant.
+
+For a profile with ``applied_profile_from = "wire"`` the engine cannot ask the
+client which disclosure profile it applied; it watches the catalog on the wire
+instead. The expected catalog of each variant is measured before any trial, for
+free: the client runs once per variant, exactly as an attempt would (private
+root, supervisor, recording proxy, the same model name), against the replay
+provider, never a paid one. The digests become part of the experiment, so the
+approval binds them, and a client upgrade that changes its catalog is a
+different experiment. A profile whose variants send the same catalog does not
+apply a treatment and is refused.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from campaign.agents.profiles import AgentProfile
+from campaign.benchmark import Task
+from campaign.config import parse_base_config, render_variant
+from campaign.errors import CampaignError, UsageProblem
+from campaign.lanes.wire import WireRoute
+from campaign.providers import REPLAY
+from campaign.schedule import build_schedule
+from campaign.store import repository
+from campaign.store.engine import make_engine, resolve_url
+from campaign.store.migrate import upgrade_engine
+
+PROBE_TIMEOUT_S = 300.0
+
+
+class ProbeFailed(CampaignError):
+    """The client did not show a tool catalog under one of the variants."""
+
+
+def probe_catalogs(
+    profile: AgentProfile,
+    *,
+    model: str,
+    task: Task,
+    route: WireRoute,
+    runner_python: str,
+    timeout_s: float = PROBE_TIMEOUT_S,
+    option: str = "--agent",
+) -> dict[str, list[str]]:
+    """{variant: sorted catalog digests the client sent} from one replayed run per variant."""
+    measured = measure(profile, model=model, task=task, route=route, runner_python=runner_python, timeout_s=timeout_s)
+    found = {variant: sorted(m["catalog_digests"]) for variant, m in measured.items()}
+    if set(found.get("baseline", [])) & set(found.get("coding", [])):
+        raise UsageProblem(
+            f"the {profile.name} agent sends the same tool catalog under baseline and coding, so its variants apply no treatment; "
+            "give [variants.baseline] and [variants.coding] different args or env",
+            option=option,
+        )
+    return found
+
+
+def measure(profile: AgentProfile, *, model: str, task: Task, route: WireRoute, runner_python: str, timeout_s: float = PROBE_TIMEOUT_S) -> dict[str, dict]:
+    """{variant: the wire diagnostics of its replayed run}; ProbeFailed when a variant shows no catalog."""
+    from campaign.lanes.attempt import AttemptPlan, run_attempt  # attempt imports this package's siblings
+
+    replayed = WireRoute(upstream=REPLAY, profile_python=route.profile_python, tokenizer_cache=route.tokenizer_cache)
+    base = parse_base_config(b"", "the probe's empty base config")
+    found: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="campaign-probe-") as tmp:
+        engine = make_engine(resolve_url(str(Path(tmp) / "probe.db")))
+        try:
+            upgrade_engine(engine)
+            new = repository.NewCampaign(kind="paired", state="running", live=False, agent=profile.name, seed=0, experiment={"kind": "probe"}, experiment_digest="0" * 64)
+            campaign_id = repository.create_campaign(engine, new, build_schedule([task.name], 1, seed=0), model=model, default_provider=REPLAY)
+            for trial in repository.trials_in_order(engine, campaign_id):
+                repository.admit_trial(engine, trial.id)
+                plan = AttemptPlan(
+                    task=task, profile=profile, model=model, seed=0, timeout_s=timeout_s, variant=trial.variant,
+                    config_text=render_variant(base, trial.variant).text, python=runner_python, wire=replayed, probe=True,
+                )
+                outcome = run_attempt(engine, trial, plan)
+                diagnostics = outcome.record.schema_diagnostics or {}
+                digests = diagnostics.get("catalog_digests") or []
+                if not outcome.cleanup_complete:
+                    raise ProbeFailed(f"the {profile.name} probe under {trial.variant} left processes it could not prove gone; nothing was started")
+                if not digests:
+                    raise ProbeFailed(
+                        f"the {profile.name} client sent no tool catalog under {trial.variant} against the replay provider "
+                        f"(outcome {outcome.outcome}, {outcome.failure_class or 'no failure class'}); is it installed and does its profile reach {{proxy_url}}?"
+                    )
+                found[trial.variant] = diagnostics
+        finally:
+            engine.dispose()
+    return found
+
+
+def confirmed_profiles(catalog_digests: list[str] | None, expected: Mapping[str, list[str]], variant_profiles: Mapping[str, str]) -> tuple[str, ...] | None:
+    """The disclosure profiles the wire confirms: one per observed catalog that a variant's
+    probe produced. Any catalog no variant produced confirms nothing (an empty tuple)."""
+    if not catalog_digests:
+        return None
+    applied: list[str] = []
+    for digest in catalog_digests:
+        owners = [variant for variant, digests in expected.items() if digest in digests]
+        if len(owners) != 1:
+            return ()
+        profile = variant_profiles[owners[0]]
+        if profile not in applied:
+            applied.append(profile)
+    return tuple(applied)
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    agent: str
+    client_version: str | None
+    model: str
+    measured: dict[str, dict]
+
+
+def run_probe(agent: str, model: str, task_name: str, environ: Mapping[str, str]) -> ProbeReport:
+    """`campaign probe`: load the profile, check its wire, measure each variant's catalog."""
+    from campaign import benchmark
+    from campaign.agents.client_version import read_client_version
+    from campaign.agents.profiles import load_profile
+    from campaign.lanes import options as opt
+    from campaign.lanes.wire import resolve_route
+    from campaign.providers import load_catalog, provider_for_route
+
+    profile = load_profile(agent)
+    route = opt.parse_model(model)
+    task = benchmark.get_task(task_name)
+    wire = resolve_route(profile, provider_for_route(load_catalog(), route.provider), profile_python=sys.executable, environ=environ, option="--agent")
+    if wire is None:
+        raise UsageProblem(f"the {profile.name} agent does not reach its model through {{proxy_url}}, so there is no wire to probe", option="--agent")
+    version = read_client_version(profile, environ)
+    return ProbeReport(profile.name, version, str(route), measure(profile, model=str(route), task=task, route=wire, runner_python=sys.executable))

@@ -1,0 +1,141 @@
+"""The wire layer of one attempt: the replay provider and the recording proxy.
+
+When the agent profile routes its client through ``{proxy_url}``, the attempt
+starts, as supervised members with ledger rows written before they run:
+
+1. the replay provider (``provider`` role), when the route's upstream is
+   ``replay``: a fresh scripted model server for this task on loopback;
+2. the recording proxy (``profiler`` role) under the ``--profile-python``
+   interpreter, forwarding to the upstream and writing the capture.
+
+After the client ends the proxy is asked to stop (SIGTERM) so it writes its
+flush marker; the capture is then read through a directory descriptor pinned
+before the client ran, so a client that swaps ``profiler/`` for a link cannot
+redirect the read. Anything still running is torn down with the attempt.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import campaign
+from campaign import isolation
+from campaign.agents.profiles import AgentProfile, HealthCheck, RuntimeSpec, uses_wire
+from campaign.errors import CampaignError, UsageProblem
+from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
+from campaign.profiler import tokenizer
+from campaign.profiler.capture import CAPTURE_NAME, Capture, read_capture
+from campaign.providers import REPLAY, Provider
+
+PROFILER_DIR = "profiler"
+_BOOT_S = 30.0
+STOP_GRACE_S = 8.0
+# The profiler may run under another interpreter: put this engine's package first on its path.
+_BOOTSTRAP = "import sys; sys.path.insert(0, sys.argv.pop(1)); from campaign.profiler.proxy import main; sys.exit(main(sys.argv[1:]))"
+
+
+class WireStartFailed(CampaignError):
+    """The replay provider or the recording proxy did not come up."""
+
+
+@dataclass(frozen=True)
+class WireRoute:
+    upstream: str  # a base URL, or REPLAY
+    profile_python: str
+    tokenizer_cache: Path
+
+
+def resolve_route(
+    profile: AgentProfile,
+    provider: Provider | None,
+    *,
+    profile_python: str,
+    environ: Mapping[str, str],
+    tokenizer_cache: Path | None = None,
+    option: str = "--providers",
+) -> WireRoute | None:
+    """The wire route for a profile that uses ``{proxy_url}``, checked before anything runs.
+
+    A missing upstream is bad input (exit 2); a missing or wrong tokenizer cache
+    is refused with one line (TokenizerCacheError), never downloaded.
+    """
+    if not uses_wire(profile):
+        return None
+    if provider is None or provider.upstream is None:
+        name = provider.name if provider else "this route"
+        raise UsageProblem(
+            f"the {profile.name} agent talks through the recording proxy, but provider {name} has no upstream in the providers catalog; "
+            "add upstream = \"https://...\" (or \"replay\") to its table",
+            option=option,
+        )
+    cache = tokenizer.resolve_cache_dir(tokenizer_cache, environ)
+    tokenizer.load_encoding(cache)
+    return WireRoute(upstream=provider.upstream, profile_python=profile_python, tokenizer_cache=cache)
+
+
+@dataclass
+class WireSession:
+    proxy: object  # supervise.Process
+    proxy_url: str
+    dir_fd: int
+    capture: Capture | None = None
+
+    def close(self) -> None:
+        if self.dir_fd >= 0:
+            os.close(self.dir_fd)
+            self.dir_fd = -1
+
+
+def _announce_spec(pattern: str) -> RuntimeSpec:
+    return RuntimeSpec(argv=("-",), health=HealthCheck(kind="tcp", port_pattern=pattern), deadline_seconds=_BOOT_S)
+
+
+def start(sup, root: isolation.PrivateRoot, route: WireRoute, task_name: str, *, runner_python: str, deadline: float, timer: Callable[[], float]) -> WireSession:
+    """Start the upstream (when replayed) and the proxy; WireStartFailed when either does not answer."""
+    env = isolation.build_env(root, os.environ)  # no credentials: they travel in the client's headers
+    upstream = route.upstream
+    if upstream == REPLAY:
+        out = root.capture("replay.out")
+        replay = sup.start(
+            "provider",
+            [runner_python, "-I", "-m", "campaign.replay", "--task", task_name, "--port", "0"],
+            env=env, stdout=out, stderr=root.capture("replay.err"),
+        )
+        try:
+            port = wait_healthy(replay, out, _announce_spec(r"replay listening on 127\.0\.0\.1:(\d+)"), timer=timer, deadline=deadline)
+        except RuntimeBootFailed as exc:
+            raise WireStartFailed(f"replay provider: {exc}") from None
+        upstream = f"http://{isolation.LOOPBACK}:{port}"
+    directory = root.path / PROFILER_DIR
+    directory.mkdir(mode=0o700)
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        package_parent = str(Path(campaign.__file__).resolve().parent.parent)
+        argv = [route.profile_python, "-I", "-c", _BOOTSTRAP, package_parent,
+                "--upstream", upstream, "--capture", str(directory / CAPTURE_NAME), "--tokenizer-cache", str(route.tokenizer_cache)]
+        out = root.capture("profiler.out")
+        proxy = sup.start("profiler", argv, env=env, stdout=out, stderr=root.capture("profiler.err"))
+        try:
+            port = wait_healthy(proxy, out, _announce_spec(r"profiler listening on 127\.0\.0\.1:(\d+)"), timer=timer, deadline=deadline)
+        except RuntimeBootFailed as exc:
+            raise WireStartFailed(f"recording proxy: {exc}") from None
+    except BaseException:
+        os.close(dir_fd)
+        raise
+    return WireSession(proxy=proxy, proxy_url=f"http://{isolation.LOOPBACK}:{port}", dir_fd=dir_fd)
+
+
+def collect(session: WireSession, grace: float = STOP_GRACE_S) -> Capture:
+    """Stop the proxy so it flushes, then read the capture through the pinned directory."""
+    if session.capture is None:
+        session.proxy.terminate(grace)  # type: ignore[attr-defined]
+        session.capture = read_capture(Path(CAPTURE_NAME), dir_fd=session.dir_fd)
+    return session.capture
+
+
+def default_profile_python() -> str:
+    return sys.executable

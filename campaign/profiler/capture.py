@@ -1,0 +1,107 @@
+"""The profiler's private capture file: one JSON line per request, then a flush marker.
+
+The proxy appends a line when a request's response has ended (or failed), and
+on shutdown, after every in-flight request is recorded, a last line
+``{"kind": "flush", "records": N}``. That marker, with N equal to the lines
+before it, is ``flush_complete``: without it nothing proves the file holds
+every request, and an incomplete flush is never read as zero activity.
+
+Lines hold digests, counts, ids and status codes only: no prompt, output,
+header or reasoning text ever reaches this file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CAPTURE_NAME = "profiler.jsonl"
+# A capture larger than this is not read: the profile is then unobserved, never a hang.
+MAX_CAPTURE_BYTES = 256 * 1024 * 1024
+
+
+class CaptureWriter:
+    """Append-only, created fresh (never follows or reuses an existing path)."""
+
+    def __init__(self, path: Path) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        self._fd = os.open(path, flags, 0o600)
+        self.records = 0
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = (json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+        os.write(self._fd, line)
+        self.records += 1
+
+    def close(self) -> None:
+        """Write the flush marker, then make it durable."""
+        marker = {"kind": "flush", "records": self.records}
+        os.write(self._fd, (json.dumps(marker, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8"))
+        os.fsync(self._fd)
+        os.close(self._fd)
+
+
+@dataclass(frozen=True)
+class Capture:
+    records: tuple[dict[str, Any], ...]
+    flush_complete: bool
+    # Why the capture could not be read at all (None when it was read).
+    problem: str | None = None
+
+    @property
+    def model_requests(self) -> tuple[dict[str, Any], ...]:
+        return tuple(r for r in self.records if r.get("kind") == "model")
+
+
+def read_capture(path: Path, *, dir_fd: int | None = None) -> Capture:
+    """Read a capture without following links or blocking: only a regular file counts."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return Capture((), False, "missing")
+    except OSError:
+        return Capture((), False, "unreadable")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return Capture((), False, "not_a_regular_file")
+        if st.st_size > MAX_CAPTURE_BYTES:
+            return Capture((), False, "too_large")
+        chunks = []
+        remaining = MAX_CAPTURE_BYTES + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    finally:
+        os.close(fd)
+    return parse_capture(b"".join(chunks))
+
+
+def parse_capture(data: bytes) -> Capture:
+    records: list[dict[str, Any]] = []
+    flushed = False
+    for line in data.split(b"\n"):
+        if not line:
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            return Capture(tuple(records), False, "malformed")
+        if not isinstance(value, dict) or flushed:
+            # Anything after the marker means the marker did not close the file.
+            return Capture(tuple(records), False, "malformed")
+        if value.get("kind") == "flush":
+            flushed = value.get("records") == len(records)
+            if not flushed:
+                return Capture(tuple(records), False, "flush_count_mismatch")
+            continue
+        records.append(value)
+    return Capture(tuple(records), flushed)

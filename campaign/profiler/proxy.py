@@ -1,0 +1,214 @@
+"""The recording proxy: one per attempt, between the client and its model provider.
+
+It binds 127.0.0.1 on an OS-chosen port, announces ``profiler listening on
+127.0.0.1:PORT`` on stdout, and forwards every request byte for byte to the
+upstream (a provider's base URL, or the replay provider), streaming responses
+back as they arrive so the client sees the provider's own pacing. For each
+model request it appends one line to the capture (see ``capture``): route,
+model, the tool catalog's digests and o200k_base schema-token estimate, the
+upstream response id, status, terminal usage and how the stream ended.
+
+Credentials pass through in headers, as the client sent them; headers are
+never recorded. On SIGTERM it stops accepting, lets in-flight requests finish
+for a short grace, records what they showed, and writes the flush marker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import itertools
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector, web
+
+from campaign.profiler import wire
+from campaign.profiler.capture import CaptureWriter
+
+LOOPBACK = "127.0.0.1"
+ANNOUNCE = "profiler listening on {host}:{port}"
+# Hop-by-hop headers (RFC 9110 7.6.1) and those aiohttp recomputes for the new hop.
+_DROP_REQUEST = {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "te", "trailer", "upgrade", "proxy-authorization", "proxy-connection", "accept-encoding"}
+_DROP_RESPONSE = {"content-length", "transfer-encoding", "connection", "keep-alive", "te", "trailer", "upgrade", "content-encoding"}
+SHUTDOWN_GRACE_S = 3.0
+
+
+class Recorder:
+    """The per-attempt state: capture writer, sequence numbers, token estimates by catalog."""
+
+    def __init__(self, writer: CaptureWriter, count_tokens) -> None:
+        self.writer = writer
+        self._seq = itertools.count(1)
+        self._count_tokens = count_tokens  # tools list -> int, or None when no tokenizer
+        self._tokens: dict[str, int | None] = {}
+
+    def next_seq(self) -> int:
+        return next(self._seq)
+
+    def schema_tokens(self, summary: wire.RequestSummary) -> int | None:
+        # A client resends the same catalog every turn: tokenize each catalog once.
+        if summary.tools is None or summary.catalog_digest is None or self._count_tokens is None:
+            return None
+        if summary.catalog_digest not in self._tokens:
+            self._tokens[summary.catalog_digest] = self._count_tokens(summary.tools)
+        return self._tokens[summary.catalog_digest]
+
+
+def model_record(seq: int, summary: wire.RequestSummary, schema_tokens: int | None, status: int | None, obs: wire.UsageObservation | None) -> dict[str, Any]:
+    usage = None
+    if obs is not None and obs.terminal:
+        usage = {"uncached_input": obs.uncached_input, "cached_input": obs.cached_input, "cache_write": obs.cache_write, "output": obs.output}
+    return {
+        "kind": "model",
+        "seq": seq,
+        "format": summary.format,
+        "path": summary.path,
+        "model": summary.model,
+        "stream": summary.stream,
+        "tool_count": summary.tool_count,
+        "catalog_digest": summary.catalog_digest,
+        "tool_digests": None if summary.tool_digests is None else list(summary.tool_digests),
+        "schema_tokens": schema_tokens,
+        "status": status,
+        "response_id": obs.response_id if obs else None,
+        "usage": usage,
+        "usage_complete": bool(obs and obs.complete),
+        "cache_read_observable": bool(obs and obs.cache_read_observable),
+        "cache_write_observable": bool(obs and obs.cache_write_observable),
+        "terminal": bool(obs and obs.terminal),
+        "clean_end": bool(obs and obs.clean_end),
+    }
+
+
+def _forward_headers(headers, drop: set[str]) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in headers.items() if k.lower() not in drop]
+
+
+def build_app(upstream: str, recorder: Recorder) -> web.Application:
+    base = upstream.rstrip("/")
+    app = web.Application(client_max_size=wire.MAX_PARSED_BODY)
+
+    async def on_startup(app: web.Application) -> None:
+        # No ambient proxy, no cookies: the proxy talks to exactly one upstream.
+        app["session"] = ClientSession(
+            connector=TCPConnector(limit=0),
+            timeout=ClientTimeout(total=None, sock_connect=30, sock_read=900),
+            auto_decompress=False,
+            trust_env=False,
+            cookie_jar=None,
+        )
+
+    async def on_cleanup(app: web.Application) -> None:
+        await app["session"].close()
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        seq = recorder.next_seq()
+        body = await request.read()
+        summary = wire.summarize_request(request.path_qs, body, request.headers.get("Content-Encoding"))
+        headers = _forward_headers(request.headers, _DROP_REQUEST) + [("Accept-Encoding", "identity")]
+        status: int | None = None
+        observation: wire.UsageObservation | None = None
+        stream_observer: wire.StreamObserver | None = None
+        buffered: list[bytes] = []
+        size = 0
+        try:
+            async with app["session"].request(request.method, base + request.path_qs, headers=headers, data=body or None, allow_redirects=False) as up:
+                status = up.status
+                response = web.StreamResponse(status=up.status, reason=up.reason, headers=_forward_headers(up.headers, _DROP_RESPONSE))
+                await response.prepare(request)
+                if summary is not None and "text/event-stream" in up.headers.get("Content-Type", ""):
+                    stream_observer = wire.StreamObserver(summary.format)
+                async for chunk in up.content.iter_any():
+                    await response.write(chunk)
+                    if stream_observer is not None:
+                        stream_observer.feed(chunk)
+                    elif summary is not None and size <= wire.MAX_PARSED_BODY:
+                        buffered.append(chunk)
+                        size += len(chunk)
+                await response.write_eof()
+                if summary is not None:
+                    observation = stream_observer.finish() if stream_observer else wire.observe_json(summary.format, b"".join(buffered))
+                    stream_observer = None
+                return response
+        except (ClientError, asyncio.TimeoutError, OSError):
+            if status is None:
+                return web.json_response({"error": {"type": "upstream_unreachable"}}, status=502)
+            raise
+        finally:
+            # Also on cancellation (shutdown, client gone): what was seen is recorded, unfinished.
+            if summary is not None:
+                if stream_observer is not None:
+                    partial = stream_observer.finish()
+                    observation = dataclasses.replace(partial, clean_end=False)
+                recorder.writer.write(model_record(seq, summary, recorder.schema_tokens(summary), status, observation))
+            else:
+                recorder.writer.write({"kind": "other", "seq": seq, "method": request.method, "status": status})
+
+    app.on_startup.append(on_startup)
+    app.on_cleanup.append(on_cleanup)
+    app.router.add_route("*", "/{tail:.*}", handle)
+    return app
+
+
+async def serve(upstream: str, recorder: Recorder, sock: socket.socket, *, announce=print, stop: asyncio.Event | None = None) -> None:
+    """Serve on an already bound socket until ``stop`` is set (or SIGTERM/SIGINT), then flush."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (RuntimeError, ValueError):  # not the main thread (in-process tests)
+            pass
+    runner = web.AppRunner(build_app(upstream, recorder), shutdown_timeout=SHUTDOWN_GRACE_S, access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        await web.SockSite(runner, sock).start()
+        host, port = sock.getsockname()[:2]
+        announce(ANNOUNCE.format(host=host, port=port))
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        recorder.writer.close()
+
+
+def bind_loopback(port: int = 0) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((LOOPBACK, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="campaign-profiler", description="Per-attempt recording proxy.")
+    parser.add_argument("--upstream", required=True, help="base URL requests are forwarded to")
+    parser.add_argument("--capture", required=True, type=Path, help="capture file to create (must not exist)")
+    parser.add_argument("--tokenizer-cache", type=Path, help="verified o200k_base cache directory")
+    parser.add_argument("--no-tokenizer", action="store_true", help="record no schema-token estimates")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    count_tokens = None
+    if not args.no_tokenizer:
+        from campaign.profiler import tokenizer
+
+        try:
+            encoding = tokenizer.load_encoding(tokenizer.resolve_cache_dir(args.tokenizer_cache, os.environ))
+        except tokenizer.TokenizerCacheError as exc:
+            print(f"profiler: {exc}", file=sys.stderr)
+            return 2
+        count_tokens = lambda tools: tokenizer.tool_schema_tokens(encoding, tools)  # noqa: E731
+    sock = bind_loopback(args.port)
+    recorder = Recorder(CaptureWriter(args.capture), count_tokens)
+    asyncio.run(serve(args.upstream, recorder, sock, announce=lambda line: print(line, flush=True)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""From a capture to the attempt row: wire counters, identities and diagnostics.
+
+When the profiler ran, the wire is the witness: completed parent turns, token
+counters and the request/usage identity pairs come from it. The adapter's own
+figures are cross-checked, never averaged: a disagreement is recorded in
+``schema_diagnostics.wire_adapter_disagreements`` and the wire value is kept.
+A counter the wire cannot show (cache writes on OpenAI formats) keeps the
+adapter's value, and is None when neither saw it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from campaign.agents.record import AgentRecord, TurnUsage
+from campaign.profiler.capture import Capture
+
+WIRE_COUNTERS = ("completed_turns", "uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+_USAGE_KEYS = {"uncached_input_tokens": "uncached_input", "cached_input_tokens": "cached_input", "cache_write_tokens": "cache_write", "output_tokens": "output"}
+
+
+@dataclass(frozen=True)
+class WireSummary:
+    flush_complete: bool
+    model_requests: int
+    counters: dict[str, int | None]
+    turn_usage: tuple[TurnUsage, ...]
+    # Every model request succeeded with its own terminal usage, one to one.
+    usage_matched: bool
+    diagnostics: dict[str, Any]
+
+
+def _ok(record: dict[str, Any]) -> bool:
+    status = record.get("status")
+    return isinstance(status, int) and 200 <= status < 300
+
+
+def _sum(values: list[Any]) -> int | None:
+    numbers = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    return sum(numbers) if numbers else None
+
+
+def summarize(capture: Capture) -> WireSummary:
+    requests = capture.model_requests
+    completed = [r for r in requests if _ok(r) and r.get("usage_complete") is True]
+    usages = [r["usage"] for r in requests if isinstance(r.get("usage"), dict)]
+    counters: dict[str, int | None] = {"completed_turns": len(completed) if capture.flush_complete or completed else None}
+    for column, key in _USAGE_KEYS.items():
+        counters[column] = _sum([u.get(key) for u in usages])
+    turn_usage = tuple(
+        TurnUsage(
+            request_id=f"wire-{r.get('seq')}",
+            usage_id=r.get("response_id"),
+            input_tokens=(r.get("usage") or {}).get("uncached_input"),
+            output_tokens=(r.get("usage") or {}).get("output"),
+            cache_read_tokens=(r.get("usage") or {}).get("cached_input"),
+        )
+        for r in requests
+    )
+    response_ids = [r.get("response_id") for r in requests]
+    matched = (
+        capture.flush_complete
+        and bool(requests)
+        and len(completed) == len(requests)
+        and None not in response_ids
+        and len(set(response_ids)) == len(response_ids)
+    )
+    return WireSummary(
+        flush_complete=capture.flush_complete,
+        model_requests=len(requests),
+        counters=counters,
+        turn_usage=turn_usage,
+        usage_matched=matched,
+        diagnostics=_diagnostics(capture, completed),
+    )
+
+
+def _diagnostics(capture: Capture, completed: list[dict[str, Any]]) -> dict[str, Any]:
+    requests = capture.model_requests
+    tool_bearing = [r for r in requests if isinstance(r.get("tool_count"), int) and r["tool_count"] > 0]
+    catalogs: list[str] = []
+    for r in tool_bearing:
+        if isinstance(r.get("catalog_digest"), str) and r["catalog_digest"] not in catalogs:
+            catalogs.append(r["catalog_digest"])
+    tokens = {r["catalog_digest"]: r.get("schema_tokens") for r in tool_bearing if isinstance(r.get("catalog_digest"), str)}
+    estimates = [t for t in tokens.values() if isinstance(t, int)]
+    with_usage = [r for r in requests if r.get("terminal") is True]
+    return {
+        "basis": "diagnostic_only_not_outcome_evidence",
+        "catalog_digests": catalogs,
+        "request_count": len(requests),
+        "tool_bearing_requests": len(tool_bearing),
+        "terminal_usage_observations": len(with_usage),
+        "unmatched_requests": len(requests) - len(completed),
+        "streams_not_clean": sum(1 for r in requests if r.get("stream") is True and r.get("clean_end") is not True),
+        "cache_observable": (all(r.get("cache_read_observable") is True for r in with_usage) if with_usage else None),
+        "cache_write_observable": (all(r.get("cache_write_observable") is True for r in with_usage) if with_usage else None),
+        # The largest catalog's estimate: what one request shows the model up front.
+        "visible_schema_tokens": max(estimates) if estimates else None,
+        "catalog_tool_counts": {r["catalog_digest"]: r["tool_count"] for r in tool_bearing if isinstance(r.get("catalog_digest"), str)},
+        "catalog_schema_tokens": tokens,
+        "flush_complete": capture.flush_complete,
+    }
+
+
+def merge(record: AgentRecord, summary: WireSummary) -> AgentRecord:
+    """The adapter's record with the wire's counters and identities where the wire saw them."""
+    updates: dict[str, Any] = {}
+    disagreements: dict[str, dict[str, int]] = {}
+    for name in WIRE_COUNTERS:
+        wire_value = summary.counters.get(name)
+        adapter_value = getattr(record, name)
+        if wire_value is None:
+            continue
+        if adapter_value is not None and adapter_value != wire_value:
+            disagreements[name] = {"wire": wire_value, "adapter": adapter_value}
+        updates[name] = wire_value
+    diagnostics = dict(record.schema_diagnostics or {})
+    diagnostics.update(summary.diagnostics)
+    diagnostics["wire_adapter_disagreements"] = disagreements
+    return replace(
+        record,
+        **updates,
+        turn_usage=summary.turn_usage,
+        schema_diagnostics=diagnostics,
+        # The wire saw every request that crossed it; an adapter that saw nested sessions still wins.
+        nested_sessions_observed=True if record.nested_sessions_observed else False,
+    )

@@ -1,0 +1,314 @@
+"""What one model request and its response show on the wire, as plain values.
+
+Three wire formats, told apart by the request path:
+
+* Anthropic Messages (``.../messages``): ``input_tokens`` is uncached input;
+  ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` are reported
+  apart. Streamed, the terminal usage is ``message_start``'s usage overlaid by
+  the *last* ``message_delta`` usage: the delta's figures are cumulative, so
+  summing them would double count. ``message_stop`` ends a clean stream.
+* OpenAI Chat Completions (``.../chat/completions``): ``prompt_tokens`` folds
+  in ``prompt_tokens_details.cached_tokens``. Streamed, only the final chunk
+  carries ``usage`` (and only when the client asked for it); ``[DONE]`` ends a
+  clean stream.
+* OpenAI Responses (``.../responses``): ``input_tokens`` folds in
+  ``input_tokens_details.cached_tokens``; streamed, ``response.completed``
+  carries the usage and ends the stream.
+
+Neither OpenAI format reports cache writes, so ``cache_write`` stays None there
+(unobservable, not zero). Nothing here keeps prompt, output or reasoning text:
+a request is reduced to its route, model and tool catalog; a response to its
+id, usage and how it ended.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+WireFormat = Literal["anthropic", "chat", "responses"]
+_SUFFIXES: tuple[tuple[str, WireFormat], ...] = (
+    ("/messages", "anthropic"),
+    ("/chat/completions", "chat"),
+    ("/responses", "responses"),
+)
+# A response body larger than this is not parsed (it is still forwarded whole).
+MAX_PARSED_BODY = 64 * 1024 * 1024
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def wire_format(path: str) -> WireFormat | None:
+    """The model-request format a path speaks, or None for anything else."""
+    bare = path.split("?", 1)[0].rstrip("/")
+    for suffix, fmt in _SUFFIXES:
+        if bare.endswith(suffix):
+            return fmt
+    return None
+
+
+@dataclass(frozen=True)
+class RequestSummary:
+    format: WireFormat
+    path: str
+    model: str | None
+    stream: bool
+    # None: the body could not be read, so the catalog is unobserved (not empty).
+    tools: list[Any] | None
+    catalog_digest: str | None
+    tool_digests: tuple[str, ...] | None
+
+    @property
+    def tool_count(self) -> int | None:
+        return None if self.tools is None else len(self.tools)
+
+
+def decode_body(body: bytes, content_encoding: str | None) -> bytes | None:
+    """The request body as sent before compression; None when we cannot undo it."""
+    encoding = (content_encoding or "identity").strip().lower()
+    try:
+        if encoding in ("", "identity"):
+            return body
+        if encoding == "gzip":
+            return gzip.decompress(body)
+        if encoding == "deflate":
+            return zlib.decompress(body)
+        if encoding == "zstd":
+            import zstandard  # optional: clients that compress requests with zstd
+
+            return zstandard.ZstdDecompressor().decompress(body, max_output_size=MAX_PARSED_BODY)
+    except Exception:
+        return None
+    return None
+
+
+def summarize_request(path: str, body: bytes, content_encoding: str | None = None) -> RequestSummary | None:
+    """The catalog facts of a model request; None when the path is not a model route."""
+    fmt = wire_format(path)
+    if fmt is None:
+        return None
+    raw = decode_body(body, content_encoding)
+    data: Any = None
+    if raw is not None:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            data = None
+    if not isinstance(data, dict):
+        return RequestSummary(fmt, path.split("?", 1)[0], None, False, None, None, None)
+    tools = data.get("tools", [])
+    if not isinstance(tools, list):
+        tools = None
+    model = data.get("model")
+    return RequestSummary(
+        format=fmt,
+        path=path.split("?", 1)[0],
+        model=model if isinstance(model, str) else None,
+        stream=data.get("stream") is True,
+        tools=tools,
+        catalog_digest=None if tools is None else sha256_text(canonical_json(tools)),
+        tool_digests=None if tools is None else tuple(sha256_text(canonical_json(t)) for t in tools),
+    )
+
+
+# --- responses ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UsageObservation:
+    response_id: str | None
+    uncached_input: int | None
+    cached_input: int | None
+    cache_write: int | None
+    output: int | None
+    cache_read_observable: bool
+    cache_write_observable: bool
+    # The format's terminal usage was seen (final message_delta / usage chunk / response.completed).
+    terminal: bool
+    # The body or stream ended the way the format ends a complete response.
+    clean_end: bool
+
+    @property
+    def complete(self) -> bool:
+        """Usage proven for this request: terminal, clean and every billed counter numeric."""
+        counters = (self.uncached_input, self.output, self.cached_input)
+        return self.terminal and self.clean_end and self.response_id is not None and None not in counters
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _dig(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _anthropic_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "uncached_input": _count(usage.get("input_tokens")),
+        "cached_input": _count(usage.get("cache_read_input_tokens")),
+        "cache_write": _count(usage.get("cache_creation_input_tokens")),
+        "output": _count(usage.get("output_tokens")),
+        "cache_read_observable": "cache_read_input_tokens" in usage,
+        "cache_write_observable": "cache_creation_input_tokens" in usage,
+    }
+
+
+def _openai_usage(usage: dict[str, Any], input_key: str, output_key: str, details_key: str) -> dict[str, Any]:
+    total = _count(usage.get(input_key))
+    details = usage.get(details_key)
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    uncached = None if total is None or cached is None or cached > total else total - cached
+    return {
+        "uncached_input": uncached,
+        "cached_input": cached,
+        "cache_write": None,
+        "output": _count(usage.get(output_key)),
+        "cache_read_observable": cached is not None,
+        "cache_write_observable": False,
+    }
+
+
+def _usage_fields(fmt: WireFormat, usage: Any) -> dict[str, Any] | None:
+    if not isinstance(usage, dict):
+        return None
+    if fmt == "anthropic":
+        return _anthropic_usage(usage)
+    if fmt == "chat":
+        return _openai_usage(usage, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+    return _openai_usage(usage, "input_tokens", "output_tokens", "input_tokens_details")
+
+
+_NO_USAGE = {
+    "uncached_input": None,
+    "cached_input": None,
+    "cache_write": None,
+    "output": None,
+    "cache_read_observable": False,
+    "cache_write_observable": False,
+}
+
+
+def observe_json(fmt: WireFormat, body: bytes) -> UsageObservation:
+    """A non-streamed response: the whole body is one JSON object."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return UsageObservation(None, **_NO_USAGE, terminal=False, clean_end=False)
+    response_id = data.get("id") if isinstance(data.get("id"), str) else None
+    fields = _usage_fields(fmt, data.get("usage"))
+    return UsageObservation(response_id, **(fields or _NO_USAGE), terminal=fields is not None, clean_end=True)
+
+
+@dataclass
+class StreamObserver:
+    """Reads a server-sent event stream incrementally, keeping only ids and usage."""
+
+    fmt: WireFormat
+    response_id: str | None = None
+    usage: dict[str, Any] | None = None
+    terminal: bool = False
+    clean_end: bool = False
+    errored: bool = False
+    _buffer: bytes = b""
+    _data: list[bytes] = field(default_factory=list)
+    _start_usage: dict[str, Any] = field(default_factory=dict)
+
+    def feed(self, chunk: bytes) -> None:
+        self._buffer += chunk
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline < 0:
+                if len(self._buffer) > MAX_PARSED_BODY:
+                    self._buffer = b""  # a runaway line: give up on it, keep forwarding
+                return
+            line, self._buffer = self._buffer[:newline].rstrip(b"\r"), self._buffer[newline + 1 :]
+            self._line(line)
+
+    def _line(self, line: bytes) -> None:
+        if not line:
+            if self._data:
+                self._event(b"\n".join(self._data))
+                self._data = []
+            return
+        if line.startswith(b"data:"):
+            self._data.append(line[5:].removeprefix(b" "))
+
+    def finish(self) -> UsageObservation:
+        if self._data:  # a last event without its blank line
+            self._event(b"\n".join(self._data))
+            self._data = []
+        fields = _usage_fields(self.fmt, self.usage) if self.usage is not None else None
+        return UsageObservation(
+            self.response_id,
+            **(fields or _NO_USAGE),
+            terminal=self.terminal and fields is not None,
+            clean_end=self.clean_end and not self.errored,
+        )
+
+    def _event(self, payload: bytes) -> None:
+        if payload.strip() == b"[DONE]":
+            if self.fmt == "chat":
+                self.clean_end = True
+            return
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            return
+        if isinstance(event, dict):
+            getattr(self, f"_on_{self.fmt}")(event)
+
+    def _on_anthropic(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event.get("message")
+            if isinstance(_dig(message, "id"), str):
+                self.response_id = message["id"]
+            start = _dig(message, "usage")
+            self._start_usage = dict(start) if isinstance(start, dict) else {}
+            self.usage = dict(self._start_usage)
+        elif kind == "message_delta" and isinstance(event.get("usage"), dict):
+            # Cumulative figures: the last delta overrides, field by field, never adds.
+            self.usage = {**self._start_usage, **event["usage"]}
+            self.terminal = True
+        elif kind == "message_stop":
+            self.clean_end = True
+        elif kind == "error":
+            self.errored = True
+
+    def _on_chat(self, event: dict[str, Any]) -> None:
+        if isinstance(event.get("id"), str) and self.response_id is None:
+            self.response_id = event["id"]
+        if isinstance(event.get("usage"), dict):
+            self.usage = event["usage"]
+            self.terminal = True
+        if isinstance(event.get("error"), dict):
+            self.errored = True
+
+    def _on_responses(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        response = event.get("response")
+        if isinstance(_dig(response, "id"), str):
+            self.response_id = response["id"]
+        if kind == "response.completed":
+            self.usage = _dig(response, "usage") if isinstance(_dig(response, "usage"), dict) else None
+            self.terminal = True
+            self.clean_end = True
+        elif kind in ("response.failed", "response.incomplete", "error"):
+            self.errored = True

@@ -1,0 +1,131 @@
+"""The replay's aiohttp application: routes, the generation handler, injected faults.
+
+Every model endpoint is accepted with and without the ``/v1`` prefix, because
+clients disagree on whether the base URL includes it. ``server.py`` runs it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import ModuleType
+
+from aiohttp import web
+
+from campaign import benchmark
+from campaign.errors import UnknownTask, UsageProblem
+from campaign.replay.faults import FaultKind, parse_faults
+from campaign.replay.scripts import script_for
+from campaign.replay.turns import next_reply
+from campaign.replay.wire import anthropic, chat, responses
+
+_SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+_MODELS = ("replay", "claude-replay", "gpt-replay")
+
+
+@dataclass
+class _State:
+    """Per-process state: the pinned task and fault plan, and a request counter for faults only."""
+
+    task_name: str | None
+    faults: dict[int, FaultKind]
+    requests: int = 0
+
+    def next_number(self) -> int:
+        # Handlers run on the one event loop thread, so no lock is needed.
+        self.requests += 1
+        return self.requests
+
+
+_STATE = web.AppKey("replay_state", _State)
+
+
+def check_task(task_name: str | None) -> str | None:
+    if task_name is None:
+        return None
+    try:
+        return benchmark.get_task(task_name).name
+    except UnknownTask:
+        raise UsageProblem(f"unknown task {task_name!r}; known: {', '.join(benchmark.task_names())}", option="--task") from None
+
+
+async def _generate(wire: ModuleType, request: web.Request) -> web.StreamResponse:
+    state = request.app[_STATE]
+    number = state.next_number()
+    try:
+        body = await request.json()
+    except ValueError:  # bad JSON or bad UTF-8
+        body = None
+    if not isinstance(body, dict):
+        return web.json_response(wire.error("request body is not a JSON object", "invalid_request_error"), status=400)
+    fault = state.faults.get(number)
+    if fault == "http-500":
+        return web.json_response(wire.error(f"injected fault http-500 on request {number}"), status=500)
+    conversation = wire.parse(body)
+    payload = wire.render(next_reply(conversation, state.task_name), conversation)
+    if not conversation.stream:
+        if fault == "cut-stream":
+            # A non-streamed reply is cut too: a prefix of its JSON, never a parseable body.
+            head = json.dumps(payload).encode()[:40]
+            return await _cut(request, web.StreamResponse(headers={"Content-Type": "application/json"}), head)
+        return web.json_response(payload)
+    frames = wire.stream(payload, conversation)
+    if fault == "cut-stream":
+        return await _cut(request, web.StreamResponse(headers=_SSE_HEADERS), frames[0])
+    response = web.StreamResponse(headers=_SSE_HEADERS)
+    await response.prepare(request)
+    for chunk in frames:
+        await response.write(chunk)
+    await response.write_eof()
+    return response
+
+
+async def _cut(request: web.Request, response: web.StreamResponse, first: bytes) -> web.StreamResponse:
+    """Send the start of a response, then drop the connection mid-body."""
+    await response.prepare(request)
+    await response.write(first)
+    if request.transport is not None:
+        request.transport.abort()
+    return response
+
+
+async def _count_tokens(request: web.Request) -> web.Response:
+    # A rough, deterministic estimate: some clients ask before sending, none bill by it.
+    raw = await request.read()
+    return web.json_response({"input_tokens": max(1, len(raw) // 4)})
+
+
+async def _models(request: web.Request) -> web.Response:
+    del request
+    # One list both SDKs accept: OpenAI's "object"/"owned_by" and Anthropic's "type"/"display_name".
+    data = [
+        {"id": m, "object": "model", "type": "model", "created": 0, "created_at": "2025-01-01T00:00:00Z", "owned_by": "campaign", "display_name": m}
+        for m in _MODELS
+    ]
+    return web.json_response({"object": "list", "data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
+
+
+async def _health(request: web.Request) -> web.Response:
+    del request
+    return web.Response(text="replay ok\n")
+
+
+def build_app(task_name: str | None = None, faults: Iterable[str] = ()) -> web.Application:
+    """The replay application; ``task_name`` pins the script, else each request's prompt picks it.
+
+    ``faults`` are ``KIND:N`` specs (see ``faults.py``). Raises ``UsageProblem``
+    for an unknown task or a malformed fault.
+    """
+    app = web.Application()
+    app[_STATE] = _State(check_task(task_name), parse_faults(faults))
+    if task_name is not None:
+        script_for(task_name)  # built now, so a broken script fails at start, not mid-conversation
+    app.router.add_get("/", _health)  # GET also answers HEAD
+    for prefix in ("", "/v1"):
+        for path, wire in (("/messages", anthropic), ("/chat/completions", chat), ("/responses", responses)):
+            app.router.add_post(prefix + path, functools.partial(_generate, wire))
+        app.router.add_post(prefix + "/messages/count_tokens", _count_tokens)
+        app.router.add_get(prefix + "/models", _models)
+    return app

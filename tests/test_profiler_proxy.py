@@ -1,0 +1,231 @@
+"""The recording proxy as a real process between a client and a loopback stub provider."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from campaign.profiler.capture import read_capture
+from campaign.profiler.summary import summarize
+from campaign.profiler.tokenizer import load_encoding, tool_schema_tokens
+from helpers import stub_upstream as stub
+
+TOOLS = {
+    "/v1/messages": [
+        {"name": "Read", "description": "Read a file", "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}}},
+        {"name": "Bash", "description": "Run a command ü", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}},
+    ],
+    "/v1/chat/completions": [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}],
+    "/v1/responses": [
+        {"type": "function", "name": "shell", "parameters": {"type": "object", "properties": {"command": {"type": "array", "items": {"type": "string"}}}}},
+        {"type": "function", "name": "update_plan", "parameters": {"type": "object"}},
+        {"type": "web_search"},
+    ],
+}
+CANARY = "CANARY-PROMPT-7f3a9d"
+FORMATS = {"/v1/messages": "anthropic", "/v1/chat/completions": "chat", "/v1/responses": "responses"}
+
+
+@pytest.fixture
+def upstream():
+    server = stub.StubUpstream().start()
+    yield server
+    server.stop()
+
+
+class Proxy:
+    def __init__(self, upstream_url: str, capture: Path, cache: Path, tmp: Path) -> None:
+        self.capture = capture
+        self.out = tmp / "proxy.out"
+        self.err = tmp / "proxy.err"
+        env = {"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-m", "campaign.profiler", "--upstream", upstream_url, "--capture", str(capture), "--tokenizer-cache", str(cache)],
+            stdout=open(self.out, "wb"), stderr=open(self.err, "wb"), env=env,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            match = re.search(r"profiler listening on 127\.0\.0\.1:(\d+)", self.out.read_text())
+            if match:
+                self.url = f"http://127.0.0.1:{match.group(1)}"
+                return
+            assert self.proc.poll() is None, self.err.read_text()
+            time.sleep(0.02)  # polling a file the proxy writes: there is no event to wait on
+        raise AssertionError("the proxy never announced its port")
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        self.proc.send_signal(sig)
+        return self.proc.wait(15)
+
+
+@pytest.fixture
+def proxy_for(tmp_path, tokenizer_cache):
+    started: list[Proxy] = []
+
+    def make(upstream_url: str) -> Proxy:
+        p = Proxy(upstream_url, tmp_path / "capture.jsonl", tokenizer_cache, tmp_path)
+        started.append(p)
+        return p
+
+    yield make
+    for p in started:
+        if p.proc.poll() is None:
+            p.proc.kill()
+            p.proc.wait(10)
+
+
+def post(base: str, path: str, body: dict, headers: dict | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST", headers={"content-type": "application/json", "x-api-key": "sk-secret-header-value", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def body_for(path: str, stream: bool) -> dict:
+    body = {"model": "model-x", "stream": stream, "tools": TOOLS[path], "messages": [{"role": "user", "content": CANARY}]}
+    if path == "/v1/chat/completions" and stream:
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def sha(value) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+
+
+EXPECTED_USAGE = {
+    "/v1/messages": {"uncached_input": 1200, "cached_input": 800, "cache_write": 300, "output": stub.ANTHROPIC_FINAL_OUTPUT},
+    "/v1/chat/completions": {"uncached_input": 500, "cached_input": 1500, "cache_write": None, "output": 55},
+    "/v1/responses": {"uncached_input": 1976, "cached_input": 1024, "cache_write": None, "output": 99},
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+@pytest.mark.parametrize("path", list(FORMATS))
+def test_each_format_is_forwarded_unchanged_and_recorded(upstream, proxy_for, tokenizer_cache, path, stream):
+    proxy = proxy_for(upstream.url)
+    status, via_proxy = post(proxy.url, path, body_for(path, stream))
+    status_direct, direct = post(upstream.url, path, body_for(path, stream))
+    assert status == status_direct == 200
+    # The ids differ per request (n), everything else is byte for byte the provider's.
+    assert via_proxy.replace(b"stub_1", b"stub_N").replace(b"stub1", b"stubN") == direct.replace(b"stub_2", b"stub_N").replace(b"stub2", b"stubN")
+    assert proxy.stop() == 0
+
+    capture = read_capture(proxy.capture)
+    assert capture.flush_complete and capture.problem is None
+    (record,) = capture.model_requests
+    tools = TOOLS[path]
+    assert record["format"] == FORMATS[path]
+    assert record["path"] == path and record["model"] == "model-x" and record["stream"] is stream
+    assert record["tool_count"] == len(tools)
+    assert record["catalog_digest"] == sha(tools)
+    assert record["tool_digests"] == [sha(t) for t in tools]
+    assert record["schema_tokens"] == tool_schema_tokens(load_encoding(tokenizer_cache), tools)
+    assert record["status"] == 200 and record["response_id"].endswith("1")
+    assert record["usage"] == EXPECTED_USAGE[path]
+    assert record["terminal"] and record["clean_end"] and record["usage_complete"]
+    assert record["cache_read_observable"] is True
+    assert record["cache_write_observable"] is (path == "/v1/messages")
+    # What reached the upstream carried the client's headers; nothing of them or the prompt is kept.
+    assert upstream.requests[0]["headers"]["x-api-key"] == "sk-secret-header-value"
+    kept = proxy.capture.read_bytes() + proxy.out.read_bytes() + proxy.err.read_bytes()
+    assert CANARY.encode() not in kept and b"sk-secret" not in kept and b"gAAAA" not in kept
+
+
+def test_schema_tokens_equal_tiktokens_own_count(tokenizer_cache):
+    tools = TOOLS["/v1/messages"] + TOOLS["/v1/responses"]
+    canonical = json.dumps(tools, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    code = "import sys, tiktoken; print(len(tiktoken.get_encoding('o200k_base').encode(sys.stdin.read())))"
+    env = {"PATH": os.environ.get("PATH", ""), "TIKTOKEN_CACHE_DIR": str(tokenizer_cache)}
+    theirs = subprocess.run([sys.executable, "-I", "-c", code], input=canonical, capture_output=True, text=True, env=env, check=True, timeout=60)
+    assert tool_schema_tokens(load_encoding(tokenizer_cache), tools) == int(theirs.stdout)
+
+
+@pytest.mark.parametrize("path", list(FORMATS))
+def test_an_interrupted_stream_leaves_usage_incomplete(upstream, proxy_for, path):
+    proxy = proxy_for(upstream.url)
+    try:
+        post(proxy.url, path, body_for(path, True), {"x-stub-mode": "cut"})
+    except Exception:
+        pass  # the client may see the cut as an error; the proxy must not
+    assert proxy.stop() == 0
+    capture = read_capture(proxy.capture)
+    (record,) = capture.model_requests
+    assert record["clean_end"] is False and record["usage_complete"] is False
+    summary = summarize(capture)
+    assert summary.flush_complete and not summary.usage_matched
+    assert summary.counters["completed_turns"] == 0
+
+
+def test_a_retried_request_leaves_an_unmatched_identity(upstream, proxy_for):
+    proxy = proxy_for(upstream.url)
+    status, _ = post(proxy.url, "/v1/messages", body_for("/v1/messages", True), {"x-stub-mode": "500"})
+    assert status == 529
+    assert post(proxy.url, "/v1/messages", body_for("/v1/messages", True))[0] == 200
+    assert proxy.stop() == 0
+    summary = summarize(read_capture(proxy.capture))
+    assert summary.model_requests == 2
+    assert summary.counters["completed_turns"] == 1
+    assert not summary.usage_matched  # one request never got terminal usage: spend incomplete
+    assert [t.usage_id for t in summary.turn_usage] == [None, "msg_stub_2"]
+
+
+def test_matched_requests_and_their_identities(upstream, proxy_for):
+    proxy = proxy_for(upstream.url)
+    for stream in (False, True, True):
+        assert post(proxy.url, "/v1/messages", body_for("/v1/messages", stream))[0] == 200
+    assert post(proxy.url, "/v1/models", {})[0] == 200  # not a model request: recorded apart
+    assert proxy.stop() == 0
+    capture = read_capture(proxy.capture)
+    summary = summarize(capture)
+    assert summary.usage_matched and summary.model_requests == 3
+    assert summary.counters == {"completed_turns": 3, "uncached_input_tokens": 3600, "cached_input_tokens": 2400, "cache_write_tokens": 900, "output_tokens": 3 * stub.ANTHROPIC_FINAL_OUTPUT}
+    assert summary.diagnostics["catalog_digests"] == [sha(TOOLS["/v1/messages"])]
+    assert [r["kind"] for r in capture.records].count("other") == 1
+
+
+def test_a_killed_proxy_leaves_no_flush_marker(upstream, proxy_for):
+    proxy = proxy_for(upstream.url)
+    assert post(proxy.url, "/v1/messages", body_for("/v1/messages", False))[0] == 200
+    deadline = time.monotonic() + 10
+    while not proxy.capture.read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proxy.stop(signal.SIGKILL)
+    capture = read_capture(proxy.capture)
+    assert len(capture.model_requests) == 1
+    assert capture.flush_complete is False  # incomplete, never read as zero activity
+    assert summarize(capture).usage_matched is False
+
+
+def test_an_unreachable_upstream_is_a_recorded_failure(proxy_for, tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    proxy = proxy_for(f"http://127.0.0.1:{dead}")
+    assert post(proxy.url, "/v1/messages", body_for("/v1/messages", False))[0] == 502
+    assert proxy.stop() == 0
+    (record,) = read_capture(proxy.capture).model_requests
+    assert record["status"] is None and record["usage"] is None
+
+
+def test_a_missing_tokenizer_cache_stops_the_proxy_with_one_line(upstream, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "campaign.profiler", "--upstream", upstream.url, "--capture", str(tmp_path / "c.jsonl"), "--tokenizer-cache", str(tmp_path / "nothing")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    assert "prepare-cache" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "c.jsonl").exists()
