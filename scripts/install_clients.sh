@@ -6,7 +6,7 @@
 # installed pinned version is kept. Prints the PATH entries to use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=${1:-.clients}
+dir=$(mkdir -p "${1:-.clients}" && cd "${1:-.clients}" && pwd)
 # shellcheck source=/dev/null
 source clients/versions.env
 python=${PYTHON:-python3}
@@ -24,4 +24,4 @@ if [ ! -x "$dir/mini/bin/mini" ] || ! "$dir/mini/bin/python" -c "import importli
   "$python" -m venv "$dir/mini"
   "$dir/mini/bin/python" -m pip install --quiet --disable-pip-version-check "mini-swe-agent==$MINI_SWE_AGENT_VERSION"
 fi
-echo "$PWD/$dir/npm/node_modules/.bin:$PWD/$dir/mini/bin"
+echo "$dir/npm/node_modules/.bin:$dir/mini/bin"

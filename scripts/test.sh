@@ -13,6 +13,14 @@ fi
 # The recording proxy's tokenizer, seeded offline exactly as an operator does it.
 export CAMPAIGN_TOKENIZER_CACHE="$PWD/$venv/tokenizer-cache"
 "$venv/bin/campaign" profiler prepare-cache --cache-dir "$CAMPAIGN_TOKENIZER_CACHE" >/dev/null
+# The real agent clients (Claude Code, Codex CLI, mini-swe-agent) at the versions in
+# clients/versions.env, kept outside the checkout so later runs reuse them.
+clients_dir=${CAMPAIGN_CLIENTS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/campaign/clients}
+if clients_path=$(PYTHON="$python" bash scripts/install_clients.sh "$clients_dir" | tail -n 1); then
+  export CAMPAIGN_CLIENTS_PATH="$clients_path"
+else
+  echo "scripts/test.sh: the real clients could not be installed; their end-to-end tests will be skipped" >&2
+fi
 
 # PostgreSQL: found on the machine, or installed from Debian's packages when we may.
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)

@@ -80,7 +80,8 @@ def test_claude_truncated_and_missing_usage():
 
 def test_codex_success_uses_the_last_running_total_and_subtracts_cached():
     r = parse("codex", "success.jsonl")
-    assert r.completed_turns == 2
+    # Its events show user turns, not model requests: the turn count is the wire's to give.
+    assert r.completed_turns is None
     assert r.cached_input_tokens == 49664
     assert r.uncached_input_tokens == 51020 - 49664  # input includes cached; last total only
     assert r.output_tokens == 310 and r.cache_write_tokens is None
@@ -96,7 +97,7 @@ def test_codex_failure_truncation_and_garbage():
     cut = parse("codex", "truncated.jsonl", exit_code=None)
     # Killed mid-write: the complete lines before the cut are still observations.
     assert cut.error_class == "unparseable_output"
-    assert (cut.completed_turns, cut.uncached_input_tokens, cut.cached_input_tokens) == (1, 1000, 8000)
+    assert (cut.completed_turns, cut.uncached_input_tokens, cut.cached_input_tokens) == (None, 1000, 8000)
     garbled = parse("codex", "garbled.jsonl")
     assert garbled.error_class == "unparseable_output"
     assert_all_unknown(garbled)
@@ -104,7 +105,7 @@ def test_codex_failure_truncation_and_garbage():
 
 def test_codex_missing_usage_is_none_not_zero():
     r = parse("codex", "missing_usage.jsonl")
-    assert r.completed_turns == 1 and r.error_class is None
+    assert r.completed_turns is None and r.error_class is None
     for name in TOKEN_FIELDS:
         assert getattr(r, name) is None, name
 
@@ -113,7 +114,7 @@ def test_codex_recovered_stream_error_is_not_a_failure():
     # A top-level "error" event is also how codex reports a stream retry
     # ("Reconnecting... 1/5"); a turn that then completes did not fail.
     r = parse("codex", "stream_retry.jsonl")
-    assert r.error_class is None and r.completed_turns == 1
+    assert r.error_class is None and r.completed_turns is None
     assert (r.uncached_input_tokens, r.cached_input_tokens, r.output_tokens) == (2220, 16000, 240)
     # An error that no completed turn follows is still a failure.
     assert parse("codex", "error_then_exit.jsonl", exit_code=None).error_class == "agent_error"
@@ -122,7 +123,7 @@ def test_codex_recovered_stream_error_is_not_a_failure():
 def test_codex_default_zero_usage_is_unknown():
     # codex prints Usage::default() (all zeros) when it saw no token count: not an observed 0.
     r = parse("codex", "no_token_count.jsonl")
-    assert r.completed_turns == 1 and r.error_class is None
+    assert r.completed_turns is None and r.error_class is None
     for name in TOKEN_FIELDS:
         assert getattr(r, name) is None, name
 

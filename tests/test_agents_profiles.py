@@ -31,7 +31,7 @@ def write(tmp_path: Path, text: str, name: str = "custom.toml") -> str:
 
 
 def test_builtins_load():
-    assert set(builtin_profile_names()) == {"offline", "offline-wire", "claude-code", "codex", "gemini", "opencode", "generic"}
+    assert set(builtin_profile_names()) == {"offline", "offline-wire", "claude-code", "codex", "gemini", "opencode", "generic", "mini-swe-agent"}
     for name in builtin_profile_names():
         profile = load_profile(name)
         assert profile.name == name and profile.path is None
@@ -187,3 +187,32 @@ def test_env_table_is_templated_and_turns_the_wire_on(tmp_path):
 def test_env_table_rejections(tmp_path, table, needle):
     with pytest.raises(UsageProblem, match=needle):
         load_profile(write(tmp_path, MINIMAL + "[env]\n" + table + "\n"))
+
+
+def test_variants_apply_args_and_env_per_variant(tmp_path):
+    from campaign.agents.profiles import uses_wire
+
+    text = MINIMAL + '[env]\nBASE_URL = "{proxy_url}"\n[variants.coding]\nargs = ["--tools", "Read,{task}"]\nenv = { MODE = "narrow" }\n[variants.baseline]\nargs = []\n'
+    profile = load_profile(write(tmp_path, text))
+    values = {"prompt_file": "/p", "task": "t1", "proxy_url": "http://127.0.0.1:9"}
+    assert client_argv(profile, values, "coding") == ["my-agent", "/p", "--tools", "Read,t1"]
+    assert client_argv(profile, values, "baseline") == client_argv(profile, values) == ["my-agent", "/p"]
+    assert client_env(profile, None, values, "coding") == {"BASE_URL": "http://127.0.0.1:9", "MODE": "narrow"}
+    assert "MODE" not in client_env(profile, None, values, "baseline")
+    assert uses_wire(profile)
+    assert profile_identity(profile)["variants"]["coding"] == {"args": ["--tools", "Read,{task}"], "env": [["MODE", "narrow"]]}
+
+
+@pytest.mark.parametrize(
+    ("table", "needle"),
+    [
+        ("[variants.budget]\nargs = []\n", "unknown key variants.budget"),
+        ("[variants.coding]\nflags = []\n", "unknown key variants.coding.flags"),
+        ('[variants.coding]\nenv = { OPENAI_API_KEY = "x" }\n', "looks like a credential"),
+        ('applied_profile_from = "wire"\n', "needs the client to reach its model through {proxy_url}"),
+        ('client_version = ["agent", "{task}"]\n', "without placeholders"),
+    ],
+)
+def test_variant_and_wire_rejections(tmp_path, table, needle):
+    with pytest.raises(UsageProblem, match=needle.replace("{", r"\{").replace("}", r"\}")):
+        load_profile(write(tmp_path, MINIMAL + table))

@@ -442,3 +442,25 @@ def test_one_fixture_byte_changes_fixture_digest_and_plan_digest(ws: Workspace, 
     assert template_document(changed, schedule)["plan_digest"] != template_document(original, schedule)["plan_digest"]
     assert ws.nothing_written()
 
+
+
+@pytest.mark.parametrize("agent", ["gemini", "opencode"])
+def test_an_agent_that_cannot_show_its_profile_is_refused_before_any_trial(ws: Workspace, agent: str):
+    refused(ws, ws.args("--agent", agent), "--agent", 'applied_profile_from = "none"')
+
+
+def test_a_wire_agent_without_a_tokenizer_cache_is_refused(ws: Workspace, monkeypatch, tmp_path):
+    monkeypatch.setenv("CAMPAIGN_TOKENIZER_CACHE", str(tmp_path / "no-cache"))
+    result = run(ws.args("--agent", "offline-wire", "--model", "replay:scripted"))
+    assert result.exit_code == 1 and "prepare-cache" in result.output
+    assert ws.nothing_written()
+
+
+def test_a_wire_agent_needs_a_profile_python_with_the_proxys_packages(ws: Workspace, tmp_path, tokenizer_cache, monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("CAMPAIGN_TOKENIZER_CACHE", str(tokenizer_cache))
+    bare = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    refused(ws, ws.args("--agent", "offline-wire", "--model", "replay:scripted", "--profile-python", str(bare / "bin" / "python")), "--profile-python", "tiktoken and aiohttp")

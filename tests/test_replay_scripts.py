@@ -15,7 +15,7 @@ import pytest
 
 from campaign import benchmark
 from campaign.replay import build_app, running_in_thread, script_for, scripted_total_usage
-from campaign.replay.detect import find_cwd, find_task, wants_submit_marker
+from campaign.replay.detect import action_fence, find_cwd, find_task, wants_submit_marker
 from campaign.replay.scripts import FAILING_PROBES, GENERATORS, generator_reproduces, solution_files
 from campaign.replay.steps import EditFile, Finish, ReadFile, Run, Usage, WriteFile, usage_for_step
 from campaign.replay.tools import SUBMIT_MARKER, Environment, ToolSpec, map_step, plan, shell_edit, shell_write
@@ -204,6 +204,14 @@ def test_no_tools_means_text_with_exactly_one_bash_block():
         action = map_step((), step, Environment())
         assert action.call is None
         assert re.findall(r"```bash\n(.*?)\n```", action.text, re.S) == [command]
+
+
+def test_mini_swe_agent_2_text_mode_gets_its_own_fence():
+    # mini 2.x's text protocol parses only ```mswea_bash_command blocks; its prompt says so.
+    opening = ["Reply with exactly one ```mswea_bash_command block.", f"Finish with {SUBMIT_MARKER}."]
+    assert action_fence(opening) == "mswea_bash_command" and action_fence(["plain"]) == "bash"
+    action = map_step((), RUN, Environment(fence=action_fence(opening)))
+    assert re.findall(r"```mswea_bash_command\n(.*?)\n```", action.text, re.S) == [RUN.command]
 
 
 def test_opencode_tools_fill_the_required_description():

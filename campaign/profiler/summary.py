@@ -78,12 +78,16 @@ def summarize(capture: Capture) -> WireSummary:
 
 def _diagnostics(capture: Capture, completed: list[dict[str, Any]]) -> dict[str, Any]:
     requests = capture.model_requests
-    tool_bearing = [r for r in requests if isinstance(r.get("tool_count"), int) and r["tool_count"] > 0]
+    with_catalog = [r for r in requests if isinstance(r.get("tool_count"), int)]
+    # A run that never offered a tool (a text-protocol client) has the empty catalog as
+    # its catalog; otherwise tool-less side requests (titles, summaries) are not the catalog.
+    tool_bearing = [r for r in with_catalog if r["tool_count"] > 0]
+    catalog_requests = tool_bearing or with_catalog
     catalogs: list[str] = []
-    for r in tool_bearing:
+    for r in catalog_requests:
         if isinstance(r.get("catalog_digest"), str) and r["catalog_digest"] not in catalogs:
             catalogs.append(r["catalog_digest"])
-    tokens = {r["catalog_digest"]: r.get("schema_tokens") for r in tool_bearing if isinstance(r.get("catalog_digest"), str)}
+    tokens = {r["catalog_digest"]: r.get("schema_tokens") for r in catalog_requests if isinstance(r.get("catalog_digest"), str)}
     estimates = [t for t in tokens.values() if isinstance(t, int)]
     with_usage = [r for r in requests if r.get("terminal") is True]
     return {
@@ -98,7 +102,7 @@ def _diagnostics(capture: Capture, completed: list[dict[str, Any]]) -> dict[str,
         "cache_write_observable": (all(r.get("cache_write_observable") is True for r in with_usage) if with_usage else None),
         # The largest catalog's estimate: what one request shows the model up front.
         "visible_schema_tokens": max(estimates) if estimates else None,
-        "catalog_tool_counts": {r["catalog_digest"]: r["tool_count"] for r in tool_bearing if isinstance(r.get("catalog_digest"), str)},
+        "catalog_tool_counts": {r["catalog_digest"]: r["tool_count"] for r in catalog_requests if isinstance(r.get("catalog_digest"), str)},
         "catalog_schema_tokens": tokens,
         "flush_complete": capture.flush_complete,
     }

@@ -43,6 +43,12 @@ def find_cwd(texts: Iterable[str]) -> str | None:
     return None
 
 
+def action_fence(texts: Iterable[str]) -> str:
+    """The fence the text protocol expects: mini-swe-agent 2.x's text mode asks for
+    ```mswea_bash_command blocks, its 1.x protocol for ```bash."""
+    return "mswea_bash_command" if any("```mswea_bash_command" in text for text in texts) else "bash"
+
+
 def wants_submit_marker(texts: Iterable[str]) -> bool:
     """mini-swe-agent's prompts name the command that ends its run."""
     return any(SUBMIT_MARKER in text for text in texts)

@@ -75,6 +75,7 @@ class Environment:
 
     cwd: str | None = None
     submit_marker: bool = False
+    fence: str = "bash"
 
 
 @dataclass(frozen=True)
@@ -211,7 +212,7 @@ def map_step(tools: Sequence[ToolSpec], step: Step, env: Environment) -> Action 
     said = note(step)
     if not tools:
         # Text protocol: exactly one bash block per reply, the marker command ends the run.
-        return Action(f"THOUGHT: {said}\n\n```bash\n{_shell_command(step, env)}\n```\n")
+        return Action(f"THOUGHT: {said}\n\n```{env.fence}\n{_shell_command(step, env)}\n```\n")
     shell = _shell(tools)
     if isinstance(step, Finish):
         if env.submit_marker and shell is not None:

@@ -52,7 +52,8 @@ def next_reply(conversation: Conversation, task_name: str | None = None) -> Repl
         found = detect.find_task(conversation.opening)
         name = found.name if found else None
     steps = script_for(name) if name else no_script()
-    env = Environment(detect.find_cwd(conversation.opening), detect.wants_submit_marker(conversation.opening))
+    opening = conversation.opening
+    env = Environment(detect.find_cwd(opening), detect.wants_submit_marker(opening), detect.action_fence(opening))
     if name is None and not env.submit_marker:
         # No script: a plain final answer, whatever the tools (mini-swe-agent excepted,
         # which needs its marker command to stop).

@@ -12,8 +12,20 @@ Events used::
 the run's total (summing them would double count), and its ``input_tokens``
 includes ``cached_input_tokens``. When codex saw no token count it still prints
 ``Usage::default()``, all zeros; a completed turn always read some input, so an
-all-zero usage is unknown, not 0. Codex reports no cost, no cache writes, no
-model name and no per-request identities: those stay None.
+all-zero usage is unknown, not 0. Codex reports no cost, no model name and no
+per-request identities: those stay None. Its ``cache_write_input_tokens``
+(0.171) is 0 whenever the provider shows no cache writes, as the Responses API
+never does, so a 0 there is not an observation: cache writes stay None too.
+
+A turn here is the user's turn (``codex exec`` has exactly one), not a model
+request: one turn holds as many requests as the agent needed, and the events
+show no request boundary. So ``completed_turns`` stays None; the recording proxy
+counts the requests when the profile routes through it.
+
+A tool call is a completed ``command_execution``, ``file_change``,
+``mcp_tool_call`` or ``web_search`` item; it failed when its status is
+``failed`` or its command exited non-zero. A command codex declined to run (a
+write under ``--sandbox read-only``) leaves no item at all, so it is not counted.
 
 A top-level ``error`` event is also how codex reports a stream retry
 ("Reconnecting... 1/5"); a fatal error ends the turn with ``turn.failed``. So
@@ -45,7 +57,6 @@ def parse(body: str, exit_code: int | None) -> AgentRecord:
     cached = count(get(usage, "cached_input_tokens"))
     tools = [_item(e) for e in events if e.get("type") == "item.completed" and one_of(_item(e).get("type"), _TOOL_ITEMS)]
     record = AgentRecord(
-        completed_turns=len(completed),
         uncached_input_tokens=uncached_input(raw_input, cached, input_includes_cached=True),
         cached_input_tokens=cached,
         output_tokens=count(get(usage, "output_tokens")),

@@ -1,0 +1,138 @@
+"""Real clients end to end: installed from npm/PyPI, driven through whole paired runs.
+
+Each client (versions pinned in clients/versions.env, installed by
+scripts/install_clients.sh) runs a small paired campaign against the replay
+provider with the recording proxy on: three tasks including the recovery task,
+both variants, one repetition. What crossed the wire is the evidence: the
+client really changed the fixture (the hidden verifier passes), the wire
+counters equal the replay script's usage, each variant's catalog differs and
+matches the probe bound into the experiment, and teardown was proven.
+
+The clients are found on ``$CAMPAIGN_CLIENTS_PATH`` (scripts/test.sh sets it)
+or in ``.clients/``; CI sets ``CAMPAIGN_REQUIRE_CLIENTS=1`` so a missing client
+fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from campaign.replay.steps import usage_for_step
+from workspace import Workspace, approve_and_go_live
+
+REPO = Path(__file__).resolve().parents[1]
+TASKS = "semver-precedence,invoice-rounding,unit-table-regen"
+# client -> (executable, --agent, replay model, wire format the profile speaks)
+CLIENTS = {
+    "claude-code": ("claude", "claude-code", "replay:claude-sonnet-4-5"),
+    "codex": ("codex", "codex", "replay:gpt-5-codex"),
+    "mini-swe-agent": ("mini", "mini-swe-agent", "replay:gpt-5-mini"),
+}
+
+
+def clients_path() -> str:
+    configured = os.environ.get("CAMPAIGN_CLIENTS_PATH")
+    if configured:
+        return configured
+    local = REPO / ".clients"
+    return os.pathsep.join(str(p) for p in (local / "npm" / "node_modules" / ".bin", local / "mini" / "bin"))
+
+
+def env_with_clients(cache: Path) -> dict[str, str]:
+    return {**os.environ, "PATH": clients_path() + os.pathsep + os.environ.get("PATH", ""), "CAMPAIGN_TOKENIZER_CACHE": str(cache)}
+
+
+def require(client: str, env: dict[str, str]) -> None:
+    if shutil.which(CLIENTS[client][0], path=env["PATH"]) is None:
+        if os.environ.get("CAMPAIGN_REQUIRE_CLIENTS"):
+            pytest.fail(f"{client} is not installed; scripts/install_clients.sh installs it")
+        pytest.skip(f"{client} is not installed (run scripts/install_clients.sh)")
+
+
+def rows(db: Path, sql: str) -> list[dict]:
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        return [dict(r) for r in conn.execute(sql)]
+
+
+def scripted(requests: int, openai_format: bool) -> dict[str, int]:
+    """What the replay provider reported over the first ``requests`` model requests.
+
+    The OpenAI formats have no cache-write figure: the replay folds those tokens
+    into input, so on the wire they are uncached input.
+    """
+    steps = [usage_for_step(i) for i in range(requests)]
+    return {
+        "uncached_input_tokens": sum(u.uncached_input + (u.cache_write if openai_format else 0) for u in steps),
+        "cached_input_tokens": sum(u.cached_input for u in steps),
+        "output_tokens": sum(u.output for u in steps),
+    }
+
+
+@pytest.mark.parametrize("client", list(CLIENTS))
+def test_a_paired_campaign_through_the_real_client(client, tmp_path, tokenizer_cache):
+    env = env_with_clients(tokenizer_cache)
+    require(client, env)
+    _, agent, model = CLIENTS[client]
+    out = tmp_path / "out"
+    runner_tmp = tmp_path / "runner-tmp"
+    runner_tmp.mkdir()
+    args = ["coding", "--campaign", "--providers", "replay", "--agent", agent, "--model", model, "--tasks", TASKS,
+            "--repetitions", "1", "--live", "--output-dir", str(out), "--failure-dir", str(tmp_path / "failures")]
+    done = subprocess.run([sys.executable, "-m", "campaign", *args], capture_output=True, text=True, env={**env, "TMPDIR": str(runner_tmp)}, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    db = out / "campaign.db"
+    (experiment,) = rows(db, "SELECT experiment_json FROM campaigns")
+    provider = json.loads(experiment["experiment_json"])["providers"][0]
+    expected = provider["wire_catalogs"]
+    assert set(expected) == {"baseline", "coding"} and not set(expected["baseline"]) & set(expected["coding"])
+    assert provider["client_version"]
+    attempts = rows(db, "SELECT t.task, t.variant, a.* FROM attempts a JOIN trials t ON t.id = a.trial_pk ORDER BY a.seq")
+    assert len(attempts) == 6
+    for a in attempts:
+        where = f"{a['task']}/{a['variant']}: {a['outcome']} {a['failure_class']}"
+        # The client changed the fixture: the shipped fixture fails every hidden verifier.
+        assert a["verified_pass"] == 1, where
+        assert a["flush_complete"] == 1 and a["cleanup_complete"] == 1 and a["disposal_complete"] == 1, where
+        diagnostics = json.loads(a["schema_diagnostics"])
+        assert diagnostics["unmatched_requests"] == 0, where
+        # Every tool-bearing request carried exactly the catalog the probe bound for this variant.
+        assert set(diagnostics["catalog_digests"]) <= set(expected[a["variant"]]), where
+        assert json.loads(a["applied_profiles"]) == [{"baseline": "legacy", "coding": "coding"}[a["variant"]]], where
+        # Counters equal the replay script's usage over the requests that crossed the wire.
+        model_requests = diagnostics["request_count"]
+        assert a["completed_turns"] == model_requests, where
+        assert {k: a[k] for k in ("uncached_input_tokens", "cached_input_tokens", "output_tokens")} == scripted(model_requests, client != "claude-code"), where
+        if a["task"] == "unit-table-regen":
+            assert a["tool_errors"] is not None and a["tool_errors"] >= 1, where
+    ledger = rows(db, "SELECT role, state, verification FROM ledger")
+    assert {"client", "profiler", "provider", "verifier"} <= {r["role"] for r in ledger}
+    report = json.loads((out / "report.json").read_text())
+    assert report["runtime"]["client_version"] == provider["client_version"]
+    assert all(t["applied_profile_matches_variant"] is True for t in report["trials"])
+
+
+def test_a_paired_live_run_through_claude_code_is_confirmed_on_the_wire(ws: Workspace, tokenizer_cache, monkeypatch):
+    env = env_with_clients(tokenizer_cache)
+    require("claude-code", env)
+    monkeypatch.setenv("PATH", env["PATH"])
+    monkeypatch.setenv("CAMPAIGN_TOKENIZER_CACHE", str(tokenizer_cache))
+    monkeypatch.setenv("REPLAY_TEST_API_KEY", "unused-value")
+    args = ws.args("--agent", "claude-code", "--repetitions", "1", "--model", "replay:claude-sonnet-4-5", tasks="semver-precedence")
+    result, plan, report = approve_and_go_live(ws, args, "REPLAY_TEST_API_KEY")
+    assert result.exit_code == 0, result.output
+    catalogs = plan["experiment"]["wire_catalogs"]
+    assert catalogs["baseline"] != catalogs["coding"] and plan["experiment"]["client_version"]
+    attempts = rows(ws.db_path, "SELECT outcome, applied_profiles, spend_complete FROM attempts")
+    assert [a["outcome"] for a in attempts] == ["passed", "passed"]
+    assert sorted(json.loads(a["applied_profiles"])[0] for a in attempts) == ["coding", "legacy"]
+    assert all(a["spend_complete"] == 1 for a in attempts)
+    assert json.loads(report.read_text())["experiment"]["wire_catalogs"] == catalogs

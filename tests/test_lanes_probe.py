@@ -1,0 +1,64 @@
+"""The wire probe: each variant's catalog measured against the replay provider."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from campaign import benchmark
+from campaign.agents.profiles import load_profile
+from campaign.config import VARIANT_PROFILES
+from campaign.errors import UsageProblem
+from campaign.lanes.probe import confirmed_profiles, probe_catalogs
+from campaign.lanes.wire import WireRoute
+from workspace import run
+
+EXPECTED = {"baseline": ["b" * 64], "coding": ["c" * 64, "d" * 64]}
+OFFLINE_WIRE = Path(__file__).resolve().parents[1] / "campaign" / "agents" / "profiles" / "offline-wire.toml"
+
+
+@pytest.fixture(autouse=True)
+def seeded_cache(monkeypatch, tokenizer_cache):
+    monkeypatch.setenv("CAMPAIGN_TOKENIZER_CACHE", str(tokenizer_cache))
+
+
+@pytest.mark.parametrize(
+    ("observed", "applied"),
+    [
+        (["b" * 64], ("legacy",)),
+        (["c" * 64, "d" * 64], ("coding",)),
+        (["b" * 64, "c" * 64], ("legacy", "coding")),  # mixed: the attempt cannot pass as either
+        (["e" * 64], ()),  # a catalog no variant produced confirms nothing
+        ([], None),
+        (None, None),
+    ],
+)
+def test_confirmed_profiles(observed, applied):
+    assert confirmed_profiles(observed, EXPECTED, VARIANT_PROFILES) == applied
+
+
+def test_probe_shows_each_variants_catalog(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run(["probe", "--agent", "offline-wire", "--model", "replay:scripted"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith(("baseline:", "coding:"))]
+    assert len(lines) == 2 and "tools 37" in " ".join(lines) and "tools 6" in " ".join(lines)
+    assert list(tmp_path.iterdir()) == []  # the probe's store and roots are temporary
+
+
+def test_a_profile_whose_variants_send_one_catalog_is_refused(tmp_path, monkeypatch):
+    # The variant config never reaches the agent, so both variants run the default catalog.
+    same = tmp_path / "same.toml"
+    same.write_text(OFFLINE_WIRE.read_text().replace('config_env = "CAMPAIGN_AGENT_CONFIG"', 'config_env = "SOMEWHERE_ELSE"'))
+    route = WireRoute("replay", sys.executable, Path(os.environ["CAMPAIGN_TOKENIZER_CACHE"]))
+    with pytest.raises(UsageProblem, match="same tool catalog under baseline and coding"):
+        probe_catalogs(load_profile(str(same)), model="replay:scripted", task=benchmark.get_task("semver-precedence"), route=route, runner_python=sys.executable)
+
+
+def test_probe_refuses_an_agent_without_a_wire(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run(["probe", "--agent", "offline", "--model", "replay:scripted"])
+    assert result.exit_code == 2 and "no wire to probe" in result.output

@@ -1,0 +1,63 @@
+"""From a capture to the row: wire counters, identities, catalogs, disagreements."""
+
+from __future__ import annotations
+
+import json
+
+from campaign.agents.record import AgentRecord, turn_usage_matched
+from campaign.profiler.capture import parse_capture
+from campaign.profiler.summary import merge, summarize
+
+
+def line(**record) -> bytes:
+    return (json.dumps(record) + "\n").encode()
+
+
+def model(seq: int, *, tools: int, digest: str, usage=None, rid: str | None = None, complete: bool = True) -> bytes:
+    usage = usage or {"uncached_input": 100, "cached_input": 50, "cache_write": 10, "output": 5}
+    return line(kind="model", seq=seq, tool_count=tools, catalog_digest=digest, schema_tokens=tools * 10, status=200,
+                response_id=rid or f"msg_{seq}", usage=usage, usage_complete=complete, terminal=True, clean_end=complete,
+                cache_read_observable=True, cache_write_observable=True, stream=True)
+
+
+def flushed(*lines: bytes) -> bytes:
+    return b"".join(lines) + line(kind="flush", records=len(lines))
+
+
+def test_tool_less_side_requests_are_not_the_catalog():
+    capture = parse_capture(flushed(model(1, tools=0, digest="e" * 64), model(2, tools=4, digest="a" * 64), model(3, tools=4, digest="a" * 64)))
+    diagnostics = summarize(capture).diagnostics
+    assert diagnostics["catalog_digests"] == ["a" * 64]
+    assert diagnostics["tool_bearing_requests"] == 2 and diagnostics["catalog_tool_counts"] == {"a" * 64: 4}
+
+
+def test_a_client_that_never_offers_tools_has_the_empty_catalog():
+    capture = parse_capture(flushed(model(1, tools=0, digest="e" * 64), model(2, tools=0, digest="e" * 64)))
+    diagnostics = summarize(capture).diagnostics
+    assert diagnostics["catalog_digests"] == ["e" * 64] and diagnostics["tool_bearing_requests"] == 0
+
+
+def test_wire_counters_replace_the_adapters_and_disagreements_are_recorded_not_averaged():
+    capture = parse_capture(flushed(model(1, tools=2, digest="a" * 64), model(2, tools=2, digest="a" * 64)))
+    adapter = AgentRecord(completed_turns=7, uncached_input_tokens=200, cached_input_tokens=100, output_tokens=999, cost_usd=0.5, cost_reported=True)
+    merged = merge(adapter, summarize(capture))
+    assert (merged.completed_turns, merged.uncached_input_tokens, merged.output_tokens, merged.cache_write_tokens) == (2, 200, 10, 20)
+    assert merged.schema_diagnostics["wire_adapter_disagreements"] == {
+        "completed_turns": {"wire": 2, "adapter": 7},
+        "output_tokens": {"wire": 10, "adapter": 999},
+    }
+    assert turn_usage_matched(merged) and merged.cost_usd == 0.5
+
+
+def test_a_repeated_response_id_or_a_missing_flush_is_not_matched():
+    repeated = summarize(parse_capture(flushed(model(1, tools=1, digest="a" * 64, rid="msg_x"), model(2, tools=1, digest="a" * 64, rid="msg_x"))))
+    assert not repeated.usage_matched
+    unflushed = summarize(parse_capture(model(1, tools=1, digest="a" * 64)))
+    assert not unflushed.flush_complete and not unflushed.usage_matched
+    # An incomplete flush is not zero activity: the request seen is still counted.
+    assert unflushed.model_requests == 1 and unflushed.counters["output_tokens"] == 5
+
+
+def test_anything_after_the_flush_marker_makes_the_capture_malformed():
+    capture = parse_capture(flushed(model(1, tools=1, digest="a" * 64)) + model(2, tools=1, digest="a" * 64))
+    assert capture.problem == "malformed" and not capture.flush_complete
