@@ -64,7 +64,9 @@ class PrivateRoot:
         return self.secret_key_path.read_text(encoding="ascii")
 
     def capture(self, name: str) -> Path:
-        """A path for a stdout/stderr capture file inside the root."""
+        """A path for a stdout/stderr capture file inside the root. Once agent code may
+        run, the engine opens captures only through ``campaign.lanes.pinned_root``: this
+        path may by then lead anywhere the agent pointed it."""
         if "/" in name or name in ("", ".", ".."):
             raise ValueError(f"capture name must be a plain file name, not {name!r}")
         return self.captures / name

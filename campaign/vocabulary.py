@@ -17,6 +17,7 @@ FAILURE_CLASSES = (
     "profiler_unavailable",
     "timeout",
     *sorted(ERROR_CLASSES),
+    "workspace_tampered",
     "verifier_timeout",
     "verifier_failed",
     "no_failed_tool_call",

@@ -151,7 +151,7 @@ def test_resume_refuses_after_an_unverified_cleanup(tmp_path):
     interrupted = cli_proc(base(out, "--live"))
     _wait_for(lambda: _count(out, "SELECT count(*) FROM attempts WHERE status != 'running'") >= 1)
     interrupted.send_signal(signal.SIGINT)
-    assert interrupted.wait(timeout=60) == 130
+    assert interrupted.wait(timeout=60) == 130, interrupted.stderr.read()[-4000:]
     # The engine itself records a teardown it could not prove (here through the store
     # API, as the supervisor does when a member survives); resume must then refuse.
     engine = make_engine(resolve_url(str(out / "campaign.db")))

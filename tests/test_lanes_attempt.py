@@ -223,13 +223,18 @@ def test_every_classification_is_a_reportable_word():
 
     for task in (PLAIN, RECOVERY):
         plan = _plan(task)
-        for gate_ok, boot_ok, timed_out, exit_code, v_timeout, error, tool_errors, applied in product(
-            (True, False), (True, False), (True, False), (None, 0, 1), (True, False), (None, *sorted(ERROR_CLASSES)), (None, 0, 1), (None, ("coding",), ("legacy",))
+        for gate_ok, boot_ok, timed_out, output_ok, workspace_ok, exit_code, v_timeout, error, tool_errors, applied in product(
+            (True, False), (True, False), (True, False), (True, False), (True, False), (None, 0, 1), (True, False), (None, *sorted(ERROR_CLASSES)), (None, 0, 1), (None, ("coding",), ("legacy",))
         ):
             record = AgentRecord(error_class=error, tool_errors=tool_errors, applied_profiles=applied)
-            outcome, failure, _ = classify(plan, gate_ok=gate_ok, boot_ok=boot_ok, client_timed_out=timed_out, record=record, verifier_exit=exit_code, verifier_timed_out=v_timeout)
+            outcome, failure, verified = classify(
+                plan, gate_ok=gate_ok, boot_ok=boot_ok, client_timed_out=timed_out, output_ok=output_ok, workspace_ok=workspace_ok,
+                record=record, verifier_exit=exit_code, verifier_timed_out=v_timeout,
+            )
             assert outcome in vocabulary.OUTCOMES
             assert failure is None or failure in vocabulary.FAILURE_CLASSES
+            if not (output_ok and workspace_ok):
+                assert verified is False  # tampered evidence can never pass
 
 
 def test_an_interrupt_before_the_supervisor_starts_still_persists_the_row(engine, tmp_base, monkeypatch):
@@ -305,3 +310,27 @@ def test_a_runtime_that_dies_during_boot_fails_the_attempt_before_any_client_cal
     result = run_attempt(engine, trial, plan)
     assert (result.outcome, result.failure_class, result.cleanup_complete) == ("failed", "runtime_boot_failed", True)
     assert [e.role for e in repository.ledger_for(engine, result.attempt_id)] == ["runtime"]
+
+
+def test_an_engine_error_is_recorded_and_stops_the_lane_instead_of_raising(engine, tmp_base, monkeypatch):
+    from campaign.lanes import attempt as attempt_module
+
+    def vanished(base=None):
+        raise FileNotFoundError(2, "No such file or directory", str(tmp_base / "gone"))
+
+    monkeypatch.setattr(attempt_module.isolation, "create_private_root", vanished)
+    trial = _trial(engine, PLAIN)
+    result = run_attempt(engine, trial, _plan(PLAIN, tmp_base=tmp_base))
+    assert (result.outcome, result.failure_class, result.stop_reason) == ("failed", "engine_error", "engine_error")
+    assert result.error.startswith("FileNotFoundError")
+    (row,) = repository.attempts_for(engine, trial.campaign_id)
+    assert (row.status, row.failure_class, row.cleanup_complete, row.disposal_complete) == ("finished", "engine_error", True, True)
+
+
+def test_tampered_captures_or_workspace_never_pass():
+    plan = _plan(PLAIN)
+    passing = AgentRecord(applied_profiles=("coding",))
+    kw = dict(gate_ok=True, boot_ok=True, client_timed_out=False, record=passing, verifier_exit=0, verifier_timed_out=False)
+    assert classify(plan, **kw) == ("passed", None, True)
+    assert classify(plan, output_ok=False, **kw) == ("failed", "unparseable_output", False)
+    assert classify(plan, workspace_ok=False, **kw) == ("failed", "workspace_tampered", False)

@@ -229,3 +229,30 @@ def test_a_missing_tokenizer_cache_stops_the_proxy_with_one_line(upstream, tmp_p
     assert done.returncode == 2
     assert "prepare-cache" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "c.jsonl").exists()
+
+
+@pytest.mark.parametrize("path", list(FORMATS))
+def test_a_client_that_hangs_up_after_the_terminal_event_still_has_its_usage(upstream, proxy_for, path):
+    import socket
+
+    proxy = proxy_for(upstream.url)
+    port = int(proxy.url.rsplit(":", 1)[1])
+    body = json.dumps(body_for(path, True)).encode()
+    terminal = {"/v1/messages": b"message_stop", "/v1/chat/completions": b"[DONE]", "/v1/responses": b"response.completed"}[path]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nx-stub-mode: linger\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+        )
+        seen = b""
+        while terminal not in seen:
+            chunk = sock.recv(65536)
+            assert chunk, "the proxy closed before the terminal event"
+            seen += chunk
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # hang up hard (RST)
+    deadline = time.monotonic() + 10
+    while len(upstream.requests) < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.8)  # let the stub's trailing bytes meet the closed client (a fixed window the stub defines)
+    assert proxy.stop() == 0
+    (record,) = read_capture(proxy.capture).model_requests
+    assert record["terminal"] and record["clean_end"] and record["usage_complete"], record

@@ -150,3 +150,56 @@ def test_read_only_nested_directories_as_an_unprivileged_owner():
         assert list(base.iterdir()) == []
     finally:
         shutil.rmtree(base)
+
+
+def _bind_or_skip(source: Path, target: Path) -> None:
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("bind mounts need root")
+    done = subprocess.run(["mount", "--bind", str(source), str(target)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"mount refused here: {done.stderr.strip()}")
+
+
+@pytest.mark.parametrize("where", ["mnt", "deep/er/mnt"])
+def test_a_bind_mount_inside_the_root_is_never_entered(tmp_path, where):
+    """Same filesystem, same st_dev: only the mount id tells the mounted directory apart."""
+    import subprocess
+
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "keep.txt").write_text("precious")
+    root = isolation.create_private_root(tmp_path)
+    _fixture(root)
+    point = root.cwd / where
+    point.mkdir(parents=True)
+    _bind_or_skip(outside, point)
+    try:
+        result = disposal.dispose(root, finalization_ok=True, cleanup_complete=True)
+        assert (result.disposal_complete, result.reason) == (False, "mount_point")
+        assert root.path.is_dir()
+    finally:
+        subprocess.run(["umount", str(point)], check=True)
+    assert (outside / "keep.txt").read_text() == "precious" and (outside / "deep").is_dir()
+    assert disposal.dispose(root, finalization_ok=True, cleanup_complete=True).disposal_complete  # once unmounted
+
+
+def test_remove_entry_removes_a_tree_without_following_its_links(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("precious")
+    work = tmp_path / "work"
+    (work / "planted" / "sub").mkdir(parents=True)
+    (work / "planted" / "sub" / "link").symlink_to(outside)
+    (work / "planted" / "file").write_text("x")
+    (work / "file-link").symlink_to(outside / "keep.txt")
+    fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        disposal.remove_entry(fd, "planted")
+        disposal.remove_entry(fd, "file-link")
+        with pytest.raises(FileNotFoundError):
+            disposal.remove_entry(fd, "missing")
+    finally:
+        os.close(fd)
+    assert list(work.iterdir()) == [] and (outside / "keep.txt").read_text() == "precious"

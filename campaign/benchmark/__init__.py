@@ -154,34 +154,93 @@ def apply_solution(task: Task, workdir: Path) -> None:
     shutil.copytree(task.solution_dir, Path(workdir), symlinks=True, ignore=_IGNORED, dirs_exist_ok=True)
 
 
-def install_verifier(task: Task, workdir: Path) -> Path:
-    """Copy the hidden suite and its runner into ``workdir``; return that directory.
+class VerifierRefused(CampaignError):
+    """The hidden suite could not be installed without following or crossing something
+    the agent left in the working copy (a link, a mount, an unremovable tree)."""
+
+
+def install_verifier(task: Task, workdir: Path | int) -> Path:
+    """Copy the hidden suite and its runner into ``workdir``; return that directory
+    (relative to the descriptor when ``workdir`` is a directory descriptor).
 
     Whatever the agent left at that name is removed first, so the suite that runs is
-    exactly the shipped one.
+    exactly the shipped one. Every step resolves beneath ``workdir`` without
+    following a link or crossing a mount: pass the descriptor the engine pinned
+    before the agent ran, and a working copy the agent swapped for a link cannot
+    send a single write elsewhere. VerifierRefused when that cannot be done.
     """
-    dest = Path(workdir) / VERIFIER_DIRNAME
-    if dest.is_symlink() or dest.is_file():
-        dest.unlink()
-    elif dest.exists():
-        shutil.rmtree(dest)
-    shutil.copytree(task.verifier_dir, dest, ignore=_IGNORED)
-    shutil.copyfile(_RUNNER_SOURCE, dest / RUNNER_NAME)
-    return dest
+    if isinstance(workdir, int):
+        _install_at(task, workdir)
+        return Path(VERIFIER_DIRNAME)
+    fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        _install_at(task, fd)
+    finally:
+        os.close(fd)
+    return Path(workdir) / VERIFIER_DIRNAME
 
 
-def verifier_argv(task: Task, python: str, workdir: Path) -> list[str]:
-    """The command, run with ``cwd=workdir``, whose exit status is the verdict (0 == pass).
+def _install_at(task: Task, work_fd: int) -> None:
+    from campaign.supervise import disposal, pinned  # process machinery, not needed to list tasks
+
+    sources = _verifier_sources(task)
+    try:
+        try:
+            disposal.remove_entry(work_fd, VERIFIER_DIRNAME)
+        except FileNotFoundError:
+            pass
+        os.mkdir(VERIFIER_DIRNAME, 0o700, dir_fd=work_fd)
+        dest = pinned.open_dir(work_fd, VERIFIER_DIRNAME)
+        try:
+            for relative, content in sources:
+                if content is None:
+                    parent, _, leaf = relative.rpartition("/")
+                    where = pinned.open_dir(dest, parent) if parent else dest
+                    try:
+                        os.mkdir(leaf, 0o700, dir_fd=where)
+                    finally:
+                        if where != dest:
+                            os.close(where)
+                    continue
+                fd = pinned.open_beneath(dest, relative, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(content)
+        finally:
+            os.close(dest)
+    except disposal.Refused as exc:
+        raise VerifierRefused(f"the working copy's {VERIFIER_DIRNAME} cannot be replaced safely ({exc.reason})") from None
+    except OSError as exc:
+        raise VerifierRefused(f"the hidden suite cannot be installed in the working copy ({os.strerror(exc.errno or 0)})") from None
+
+
+def _verifier_sources(task: Task) -> list[tuple[str, bytes | None]]:
+    """(relative path, content, or None for a directory), parents first; read before
+    anything in the working copy is touched, so a packaging problem is never blamed on the agent."""
+    found: list[tuple[str, bytes | None]] = []
+    for dirpath, dirnames, filenames in os.walk(task.verifier_dir):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        base = Path(dirpath).relative_to(task.verifier_dir)
+        found += [((base / d).as_posix(), None) for d in dirnames]
+        found += [((base / f).as_posix(), (Path(dirpath) / f).read_bytes()) for f in sorted(filenames) if not f.endswith(".pyc")]
+    found.append((RUNNER_NAME, _RUNNER_SOURCE.read_bytes()))
+    return found
+
+
+def verifier_argv(task: Task, python: str, workdir: Path | None = None) -> list[str]:
+    """The command, run with the working copy as cwd, whose exit status is the verdict (0 == pass).
 
     ``-I`` keeps the working copy, ``PYTHON*`` variables and user site out of the
     interpreter's startup (an agent's ``sitecustomize.py`` or ``json.py`` cannot
     shadow the standard library); the runner then puts the working copy on the path
     after the standard library. ``-B`` leaves no bytecode in the working copy.
+    Without ``workdir`` the runner is named relative to the cwd, for a verifier
+    started in a pinned directory whose path may no longer lead to it.
     ``task`` is accepted for symmetry with the other helpers; the command is the same
     for every task.
     """
     del task
-    return [python, "-I", "-B", str(Path(workdir) / VERIFIER_DIRNAME / RUNNER_NAME)]
+    runner = Path(VERIFIER_DIRNAME) / RUNNER_NAME
+    return [python, "-I", "-B", str(Path(workdir) / runner if workdir is not None else runner)]
 
 
 __all__ = [
@@ -189,6 +248,7 @@ __all__ = [
     "TASKS_DIR",
     "VERIFIER_DIRNAME",
     "Task",
+    "VerifierRefused",
     "all_tasks",
     "apply_solution",
     "copy_fixture",

@@ -4,6 +4,13 @@ Private root, fresh fixture, the variant's config, an allowlisted environment,
 an optional runtime, the profile gate, the client under the per-attempt
 deadline, the external verifier, teardown with proof, finalization, disposal,
 and one attempt row that keeps every observed counter whatever failed.
+
+The agent owns its root and may rename, relink or remount anything in it, so
+once agent code may run the engine reaches the root only through descriptors
+pinned at creation (``pinned_root``): captures are its own files, the verifier
+is installed and started in the pinned working copy, and a layout that changed
+under it (``workspace_tampered``) or a capture that is not its file
+(``unparseable_output``) is a recorded failure, never a write elsewhere or a hang.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from campaign.providers import Provider, equivalent_spend
 from campaign.errors import Interrupted
 from campaign.lanes import bundles
 from campaign.lanes import wire as lanes_wire
+from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.probe import confirmed_profiles
 from campaign.profiler import summary as wire_summary
 from campaign.providers import REPLAY
@@ -40,6 +48,7 @@ from campaign.store import repository
 from campaign.store.models import Trial
 from campaign.supervise import Supervisor, TeardownBudget, TeardownVerdict, critical
 from campaign.supervise import disposal
+from campaign.supervise.pinned import NotOurs
 
 REPLAY_PLACEHOLDER_CREDENTIAL = "replay-placeholder-not-a-credential"
 NOTHING_SPAWNED = TeardownVerdict(cleanup_complete=True, outcome="clean", containment="pgid-only", survivors=0)
@@ -94,6 +103,8 @@ class AttemptOutcome:
     cleanup_complete: bool
     disposal_complete: bool
     finalization_failed: bool
+    # What stopped an engine_error attempt ("FileNotFoundError: ..."), for the operator; never stored.
+    error: str | None = None
 
     @property
     def stop_reason(self) -> str | None:
@@ -104,6 +115,8 @@ class AttemptOutcome:
             return "finalization_failed"
         if not self.disposal_complete:
             return "disposal_failed"
+        if self.failure_class == "engine_error":
+            return "engine_error"
         return None
 
 
@@ -162,6 +175,8 @@ def classify(
     boot_ok: bool,
     client_timed_out: bool,
     wire_ok: bool = True,
+    output_ok: bool = True,
+    workspace_ok: bool = True,
     record: AgentRecord,
     verifier_exit: int | None,
     verifier_timed_out: bool,
@@ -171,7 +186,9 @@ def classify(
 
     The verifier alone decides whether the code passes; the recovery task also
     needs an observed failed tool call, and a paired trial needs the applied
-    profile confirmed. A check that never ran leaves verified_pass False, not a pass.
+    profile confirmed. A check that never ran leaves verified_pass False, not a pass:
+    nor does one skipped because the client's captures (``output_ok``) or the
+    root's layout (``workspace_ok``) were not what the engine left there.
     """
     if not gate_ok:
         return "failed", "profile_gate", False
@@ -181,6 +198,10 @@ def classify(
         return "failed", "profiler_unavailable", False
     if client_timed_out:
         return "timeout", "timeout", False
+    if not output_ok:
+        return "failed", "unparseable_output", False
+    if not workspace_ok:
+        return "failed", "workspace_tampered", False
     if verifier_timed_out or verifier_exit is None:
         return "failed", "verifier_timeout", False
     if verifier_exit != 0:
@@ -225,6 +246,8 @@ class Observed:
     wall: float | None = None
     wire_ok: bool = True
     wire: lanes_wire.WireSession | None = None
+    output_ok: bool = True
+    workspace_ok: bool = True
 
 
 def run_attempt(
@@ -236,31 +259,44 @@ def run_attempt(
     timer: Callable[[], float] = time.monotonic,
     runtime_deadline: float | None = None,
 ) -> AttemptOutcome:
-    """Run one admitted trial. Raises Interrupted only after the row is persisted."""
-    with critical():
-        attempt_id = repository.start_attempt(
-            engine, trial, clock, config_digest=config_text_digest(plan.config_text), fixture_digest=benchmark.fixture_digest(plan.task)
-        )
+    """Run one admitted trial. Raises Interrupted only after the row is persisted; any
+    other failure is recorded as an engine_error, whose stop reason ends the lane."""
     deadline = timer() + plan.timeout_s
     if runtime_deadline is not None:
         deadline = min(deadline, runtime_deadline)
     state = Observed()
     stopped_by: BaseException | None = None
     root: isolation.PrivateRoot | None = None
+    held: PinnedRoot | None = None
     sup: Supervisor | None = None
+    attempt_id: int | None = None
     try:
-        with critical():  # an interruption here is deferred to the end of this block, inside the try
+        # An interruption during either block is deferred to its end, inside this try:
+        # once the attempt row exists it is always finished, never left running.
+        with critical():
+            attempt_id = repository.start_attempt(
+                engine, trial, clock, config_digest=config_text_digest(plan.config_text), fixture_digest=benchmark.fixture_digest(plan.task)
+            )
+        with critical():
             root = isolation.create_private_root(plan.tmp_base)
+            held = PinnedRoot(root)
             sup = Supervisor(engine, attempt_id, root, clock=clock, budget=plan.teardown_budget, python=plan.python)
         with sup:
-            _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer)
+            _drive(engine, attempt_id, trial, plan, held, sup, state, deadline, timer)
     except Exception as exc:  # Interrupted included: the row is written before it propagates
+        if attempt_id is None:
+            raise  # no row was started: nothing to finish
         stopped_by = exc
     with critical():
-        return _finish(engine, attempt_id, trial, plan, root, sup, state, stopped_by)
+        try:
+            return _finish(engine, attempt_id, trial, plan, root, held, sup, state, stopped_by)
+        finally:
+            if held is not None:
+                held.close()
 
 
-def _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer) -> None:
+def _drive(engine, attempt_id, trial, plan, held: PinnedRoot, sup, state, deadline, timer) -> None:
+    root = held.root
     benchmark.copy_fixture(plan.task, root.cwd)
     prompt_file = root.path / "prompt.md"
     prompt_file.write_text(plan.task.prompt, encoding="utf-8")
@@ -274,9 +310,10 @@ def _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer) -
     state.gate_ok = profile_gate(plan, config_path)
     if not state.gate_ok:
         return
+    # From here on agent code may run: the root is reached only through `held`.
     if plan.wire is not None:
         try:
-            state.wire = lanes_wire.start(sup, root, plan.wire, plan.task.name, runner_python=plan.python, deadline=deadline, timer=timer)
+            state.wire = lanes_wire.start(sup, held, plan.wire, plan.task.name, runner_python=plan.python, deadline=deadline, timer=timer)
         except lanes_wire.WireStartFailed:
             state.wire_ok = False
             return
@@ -288,42 +325,73 @@ def _drive(engine, attempt_id, trial, plan, root, sup, state, deadline, timer) -
         extra[credential] = REPLAY_PLACEHOLDER_CREDENTIAL
     env = isolation.build_env(root, os.environ, sdk_path_vars=sdk, credential_names=plan.credential_names, extra=extra)
     if plan.profile.runtime is not None:
-        out = root.capture("runtime.out")
-        runtime = sup.start("runtime", profiles.render(plan.profile.runtime.argv, values), env=env, stdout=out, stderr=root.capture("runtime.err"))
+        with held.stdio("runtime") as io:
+            runtime = sup.start("runtime", profiles.render(plan.profile.runtime.argv, values), cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)
         try:
-            values["runtime_port"] = str(wait_healthy(runtime, out, plan.profile.runtime, timer=timer, deadline=deadline))
+            values["runtime_port"] = str(wait_healthy(runtime, held.reader("runtime.out"), plan.profile.runtime, timer=timer, deadline=deadline))
         except RuntimeBootFailed:
             state.boot_ok = False
             return
     # The ledger must be intact before any paid call (a SupervisorError here is an engine_error).
     sup.verify_ledger()
     argv = profiles.client_argv(plan.profile, values, plan.variant) + list(plan.extra_client_args)
-    result = sup.run("client", argv, timeout=max(deadline - timer(), 0.001), env=env, stdout=root.capture("client.out"), stderr=root.capture("client.err"))
+    try:
+        client_io = held.stdio("client")
+    except NotOurs as exc:  # the runtime, agent code too, took the name first
+        _tampered(sup, state, f"client capture {exc.reason}")
+        return
+    with client_io as io:
+        result = sup.run("client", argv, timeout=max(deadline - timer(), 0.001), cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)
     state.client_timed_out = result.timed_out
     state.wall = result.wall_seconds
-    record = get_adapter(plan.profile.adapter).parse(
-        root.capture("client.out").read_bytes(), root.capture("client.err").read_bytes(), result.exit_code
-    )
+    record = _client_record(plan, held, sup, state, result.exit_code)
     if state.wire is not None:
         record = _with_wire(record, lanes_wire.collect(state.wire), plan)
     state.record = record
     with critical():
         repository.update_attempt(engine, attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
-    if result.timed_out:
+    if result.timed_out or not state.output_ok:
         return
-    benchmark.install_verifier(plan.task, root.cwd)
-    verifier_env = isolation.build_env(root, os.environ)
-    verdict = sup.run(
-        "verifier",
-        benchmark.verifier_argv(plan.task, plan.python, root.cwd),
-        cwd=root.cwd,
-        timeout=max(deadline - timer(), 0.001),
-        env=verifier_env,
-        stdout=root.capture("verifier.out"),
-        stderr=root.capture("verifier.err"),
-    )
+    changed = held.changed()
+    if changed is not None:
+        _tampered(sup, state, f"the root's {changed} is not the directory pinned before the client ran")
+        return
+    try:
+        benchmark.install_verifier(plan.task, held.work_fd)
+        verifier_io = held.stdio("verifier")
+    except (benchmark.VerifierRefused, NotOurs) as exc:
+        _tampered(sup, state, f"verifier not installed: {getattr(exc, 'reason', exc)}")
+        return
+    with verifier_io as io:
+        verdict = sup.run(
+            "verifier",
+            benchmark.verifier_argv(plan.task, plan.python),
+            cwd_fd=held.work_fd,
+            timeout=max(deadline - timer(), 0.001),
+            env=isolation.build_env(root, os.environ),
+            stdout=io.out,
+            stderr=io.err,
+        )
     state.verifier_exit = verdict.exit_code
     state.verifier_timed_out = verdict.timed_out
+
+
+def _client_record(plan: AttemptPlan, held: PinnedRoot, sup, state: Observed, exit_code: int | None) -> AgentRecord:
+    """The adapter's record of the client's captures, if they are still the files the
+    engine created; otherwise unparseable_output, and the attempt cannot pass."""
+    adapter = get_adapter(plan.profile.adapter)
+    try:
+        out, err = held.read("client.out"), held.read("client.err")
+    except NotOurs as exc:
+        sup.log(f"client capture refused ({exc.reason}): the output is unreadable")
+        state.output_ok = False
+        return unknown_record("unparseable_output", input_includes_cached=adapter.input_includes_cached)
+    return adapter.parse(out, err, exit_code)
+
+
+def _tampered(sup, state: Observed, why: str) -> None:
+    sup.log(f"workspace tampered: {why}; the verifier does not run")
+    state.workspace_ok = False
 
 
 def _with_wire(record: AgentRecord, capture, plan: AttemptPlan) -> AgentRecord:
@@ -360,7 +428,10 @@ def _profiling_finalization(plan: AttemptPlan, state: Observed) -> tuple[bool | 
     return session.capture.flush_complete, session.capture.problem is None
 
 
-def _finish(engine, attempt_id, trial, plan, root, sup, state: Observed, stopped_by: BaseException | None) -> AttemptOutcome:
+def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, stopped_by: BaseException | None) -> AttemptOutcome:
+    error = None if stopped_by is None or isinstance(stopped_by, Interrupted) else f"{type(stopped_by).__name__}: {stopped_by}"
+    if error is not None and sup is not None and sup.entered:
+        sup.log(f"engine error: {type(stopped_by).__name__}")
     # A supervisor that never entered spawned nothing: there is nothing left to prove.
     verdict = sup.teardown() if sup is not None and sup.entered else NOTHING_SPAWNED
     flush_complete, finalization_ok = _profiling_finalization(plan, state)
@@ -371,6 +442,8 @@ def _finish(engine, attempt_id, trial, plan, root, sup, state: Observed, stopped
         boot_ok=state.boot_ok,
         wire_ok=state.wire_ok,
         client_timed_out=state.client_timed_out,
+        output_ok=state.output_ok,
+        workspace_ok=state.workspace_ok,
         record=record,
         verifier_exit=state.verifier_exit,
         verifier_timed_out=state.verifier_timed_out,
@@ -379,8 +452,11 @@ def _finish(engine, attempt_id, trial, plan, root, sup, state: Observed, stopped
         outcome, failure_class, verified_pass = "interrupted", "interrupted", None
     elif stopped_by is not None:
         outcome, failure_class, verified_pass = "failed", "engine_error", None
-    if plan.failure_dir is not None and outcome != "passed" and root is not None:
-        bundles.write_bundle(plan.failure_dir, trial.trial_id, root, credential_names=plan.credential_names)
+    if plan.failure_dir is not None and outcome != "passed" and held is not None:
+        try:
+            bundles.write_bundle(plan.failure_dir, trial.trial_id, held, credential_names=plan.credential_names)
+        except OSError:
+            pass  # a debugging aid: an unwritable --failure-dir must not leave the row unfinished
     if root is None:
         disposed = disposal.DisposalResult(True, "disposed")
     else:
@@ -417,7 +493,8 @@ def _finish(engine, attempt_id, trial, plan, root, sup, state: Observed, stopped
         cleanup_complete=verdict.cleanup_complete,
         disposal_complete=disposed.disposal_complete,
         finalization_failed=disposed.finalization_failed,
+        error=error,
     )
-    if stopped_by is not None:
+    if isinstance(stopped_by, Interrupted):
         raise stopped_by
     return result

@@ -26,10 +26,12 @@ import campaign
 from campaign import isolation
 from campaign.agents.profiles import AgentProfile, HealthCheck, RuntimeSpec, uses_wire
 from campaign.errors import CampaignError, UsageProblem
+from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
 from campaign.profiler import tokenizer
 from campaign.profiler.capture import CAPTURE_NAME, Capture, read_capture
 from campaign.providers import REPLAY, Provider
+from campaign.supervise import pinned
 
 PROFILER_DIR = "profiler"
 _BOOT_S = 30.0
@@ -94,33 +96,36 @@ def _announce_spec(pattern: str) -> RuntimeSpec:
     return RuntimeSpec(argv=("-",), health=HealthCheck(kind="tcp", port_pattern=pattern), deadline_seconds=_BOOT_S)
 
 
-def start(sup, root: isolation.PrivateRoot, route: WireRoute, task_name: str, *, runner_python: str, deadline: float, timer: Callable[[], float]) -> WireSession:
-    """Start the upstream (when replayed) and the proxy; WireStartFailed when either does not answer."""
+def start(sup, held: PinnedRoot, route: WireRoute, task_name: str, *, runner_python: str, deadline: float, timer: Callable[[], float]) -> WireSession:
+    """Start the upstream (when replayed) and the proxy; WireStartFailed when either does not answer.
+
+    Their outputs are created by the engine in the pinned captures directory and
+    polled through it, like every other capture."""
+    root = held.root
     env = isolation.build_env(root, os.environ)  # no credentials: they travel in the client's headers
     upstream = route.upstream
     if upstream == REPLAY:
-        out = root.capture("replay.out")
-        replay = sup.start(
-            "provider",
-            [runner_python, "-I", "-m", "campaign.replay", "--task", task_name, "--port", "0"],
-            env=env, stdout=out, stderr=root.capture("replay.err"),
-        )
+        with held.stdio("replay") as io:
+            replay = sup.start(
+                "provider",
+                [runner_python, "-I", "-m", "campaign.replay", "--task", task_name, "--port", "0"],
+                cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err,
+            )
         try:
-            port = wait_healthy(replay, out, _announce_spec(r"replay listening on 127\.0\.0\.1:(\d+)"), timer=timer, deadline=deadline)
+            port = wait_healthy(replay, held.reader("replay.out"), _announce_spec(r"replay listening on 127\.0\.0\.1:(\d+)"), timer=timer, deadline=deadline)
         except RuntimeBootFailed as exc:
             raise WireStartFailed(f"replay provider: {exc}") from None
         upstream = f"http://{isolation.LOOPBACK}:{port}"
-    directory = root.path / PROFILER_DIR
-    directory.mkdir(mode=0o700)
-    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    os.mkdir(PROFILER_DIR, 0o700, dir_fd=held.root_fd)
+    dir_fd = pinned.open_dir(held.root_fd, PROFILER_DIR)
     try:
         package_parent = str(Path(campaign.__file__).resolve().parent.parent)
         argv = [route.profile_python, "-I", "-c", _BOOTSTRAP, package_parent,
-                "--upstream", upstream, "--capture", str(directory / CAPTURE_NAME), "--tokenizer-cache", str(route.tokenizer_cache)]
-        out = root.capture("profiler.out")
-        proxy = sup.start("profiler", argv, env=env, stdout=out, stderr=root.capture("profiler.err"))
+                "--upstream", upstream, "--capture", str(root.path / PROFILER_DIR / CAPTURE_NAME), "--tokenizer-cache", str(route.tokenizer_cache)]
+        with held.stdio("profiler") as io:
+            proxy = sup.start("profiler", argv, cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)
         try:
-            port = wait_healthy(proxy, out, _announce_spec(r"profiler listening on 127\.0\.0\.1:(\d+)"), timer=timer, deadline=deadline)
+            port = wait_healthy(proxy, held.reader("profiler.out"), _announce_spec(r"profiler listening on 127\.0\.0\.1:(\d+)"), timer=timer, deadline=deadline)
         except RuntimeBootFailed as exc:
             raise WireStartFailed(f"recording proxy: {exc}") from None
     except BaseException:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,31 +57,24 @@ class Capture:
 
 
 def read_capture(path: Path, *, dir_fd: int | None = None) -> Capture:
-    """Read a capture without following links or blocking: only a regular file counts."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    """Read a capture without following links or blocking: only a regular file counts.
+
+    ``path`` is a name inside ``dir_fd`` (the engine's pinned directory), or a full path.
+    """
+    # Engine side only: the proxy, which may run under another interpreter, never reads.
+    from campaign.supervise.pinned import NotOurs, read_regular
+
+    own = None
+    if dir_fd is None:
+        own = dir_fd = os.open(Path(path).parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        fd = os.open(path, flags, dir_fd=dir_fd)
-    except FileNotFoundError:
-        return Capture((), False, "missing")
-    except OSError:
-        return Capture((), False, "unreadable")
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return Capture((), False, "not_a_regular_file")
-        if st.st_size > MAX_CAPTURE_BYTES:
-            return Capture((), False, "too_large")
-        chunks = []
-        remaining = MAX_CAPTURE_BYTES + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
+        data = read_regular(dir_fd, Path(path).name, expected=None, limit=MAX_CAPTURE_BYTES)
+    except NotOurs as exc:
+        return Capture((), False, exc.reason)
     finally:
-        os.close(fd)
-    return parse_capture(b"".join(chunks))
+        if own is not None:
+            os.close(own)
+    return parse_capture(data)
 
 
 def parse_capture(data: bytes) -> Capture:

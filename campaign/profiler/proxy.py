@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector, web
+from aiohttp import ClientConnectionResetError, ClientError, ClientSession, ClientTimeout, TCPConnector, web
 
 from campaign.profiler import wire
 from campaign.profiler.capture import CaptureWriter
@@ -124,17 +124,31 @@ def build_app(upstream: str, recorder: Recorder) -> web.Application:
                 await response.prepare(request)
                 if summary is not None and "text/event-stream" in up.headers.get("Content-Type", ""):
                     stream_observer = wire.StreamObserver(summary.format)
+                client_gone = False
                 async for chunk in up.content.iter_any():
-                    await response.write(chunk)
+                    # A client that hangs up does not stop the provider's billing: keep reading
+                    # the upstream to its terminal usage, just stop writing.
+                    if not client_gone:
+                        try:
+                            await response.write(chunk)
+                        except (ConnectionError, ClientConnectionResetError):
+                            client_gone = True
                     if stream_observer is not None:
                         stream_observer.feed(chunk)
                     elif summary is not None and size <= wire.MAX_PARSED_BODY:
                         buffered.append(chunk)
                         size += len(chunk)
-                await response.write_eof()
+                # The upstream has ended its response: that is what was billed, whether or not
+                # the client stays to read the end of it (clients hang up right after the
+                # terminal event), so the observation is taken before the last write.
                 if summary is not None:
                     observation = stream_observer.finish() if stream_observer else wire.observe_json(summary.format, b"".join(buffered))
                     stream_observer = None
+                if not client_gone:
+                    try:
+                        await response.write_eof()
+                    except (ConnectionError, ClientConnectionResetError):
+                        pass
                 return response
         except (ClientError, asyncio.TimeoutError, OSError):
             if status is None:

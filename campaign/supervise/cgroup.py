@@ -80,6 +80,14 @@ class AttemptCgroup:
     def exists(self) -> bool:
         return os.path.isdir(self.path)
 
+    def contains(self, cgroup_path: str) -> bool:
+        """Whether a ``/proc/<pid>/cgroup`` v2 path lies inside this cgroup. The path is
+        relative to the reader's cgroup namespace root, so match on the attempt's own
+        ``campaign.attempts/<name>`` components rather than on the mount path."""
+        mine = "/" + PARENT + "/" + os.path.basename(self.path)
+        path = cgroup_path.rstrip("/")
+        return path.endswith(mine) or (mine + "/") in path
+
     def add(self, pid: int) -> None:
         with open(os.path.join(self.path, "cgroup.procs"), "w", encoding="ascii") as fh:
             fh.write(str(pid))

@@ -9,7 +9,11 @@ touched); directories are opened ``O_NOFOLLOW`` and checked with
 without the needed permissions are repaired with ``fchmod`` on the held
 descriptor (a directory we cannot even read is pinned with ``O_PATH`` first and
 repaired through its ``/proc/self/fd`` link, which names that exact inode);
-nothing on another filesystem is entered or removed.
+nothing on another filesystem or behind a mount point is entered or removed.
+A bind mount on the same filesystem has the same ``st_dev``, so directories are
+opened with ``openat2(RESOLVE_NO_XDEV)`` and their mount id is compared with
+the root's (see ``pinned``): an agent running as root that mounts something
+into its root gets the root retained, never the mounted directory emptied.
 
 Disposal happens only after a verified cleanup *and* a successful profiling
 finalization; otherwise the root is kept as evidence. ``disposal_complete`` and
@@ -18,19 +22,21 @@ finalization; otherwise the root is kept as evidence. ``disposal_complete`` and
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from campaign.isolation import PrivateRoot
+from campaign.supervise import pinned
 from campaign.supervise.procfs import IS_LINUX
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-REASONS = ("disposed", "finalization_failed", "cleanup_unverified", "root_missing", "root_replaced", "other_filesystem", "unremovable")
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+REASONS = ("disposed", "finalization_failed", "cleanup_unverified", "root_missing", "root_replaced", "other_filesystem", "mount_point", "unremovable")
+_DIR_FLAGS = pinned.DIR_FLAGS
 
 
 @dataclass(frozen=True)
@@ -40,10 +46,20 @@ class DisposalResult:
     finalization_failed: bool = False
 
 
-class _Refused(Exception):
+class Refused(Exception):
+    """Removal stopped before touching something it must not; ``reason`` is one of REASONS."""
+
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+@dataclass(frozen=True)
+class _Fence:
+    """What every directory entered must share with the root: its filesystem and its mount."""
+
+    dev: int
+    mount: int | None
 
 
 def dispose(root: PrivateRoot, *, finalization_ok: bool, cleanup_complete: bool) -> DisposalResult:
@@ -54,7 +70,7 @@ def dispose(root: PrivateRoot, *, finalization_ok: bool, cleanup_complete: bool)
         return DisposalResult(False, "finalization_failed", finalization_failed=True)
     try:
         remove_pinned(root)
-    except _Refused as exc:
+    except Refused as exc:
         return DisposalResult(False, exc.reason)
     except OSError:
         return DisposalResult(False, "unremovable")
@@ -77,43 +93,64 @@ def remove_pinned(root: PrivateRoot) -> None:
         try:
             before = os.stat(name, dir_fd=parent, follow_symlinks=False)
         except FileNotFoundError:
-            raise _Refused("root_missing") from None
+            raise Refused("root_missing") from None
         if not stat.S_ISDIR(before.st_mode) or (before.st_dev, before.st_ino) != (root.dev, root.ino):
-            raise _Refused("root_replaced")
+            raise Refused("root_replaced")
         if before.st_uid != os.geteuid():
-            raise _Refused("root_replaced")
-        fd = _open_dir(parent, name, before, root.dev)
+            raise Refused("root_replaced")
+        fence = _Fence(root.dev, pinned.mount_id(parent))
+        fd = _open_dir(parent, name, before, fence)
         try:
-            _empty(fd, root.dev)
+            _empty(fd, fence)
         finally:
             os.close(fd)
         again = os.stat(name, dir_fd=parent, follow_symlinks=False)
         if not os.path.samestat(again, before):
-            raise _Refused("root_replaced")
+            raise Refused("root_replaced")
         os.rmdir(name, dir_fd=parent)
     finally:
         os.close(parent)
 
 
-def _open_dir(parent: int, name: str, expected: os.stat_result, dev: int) -> int:
+def remove_entry(parent: int, name: str) -> None:
+    """Remove ``name`` beneath the directory ``parent`` the way a root is disposed of:
+    links unlinked, never followed; nothing on another filesystem or mount entered.
+    Refused or OSError when that cannot be done."""
+    st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(name, dir_fd=parent)
+        return
+    fence = _Fence(os.fstat(parent).st_dev, pinned.mount_id(parent))
+    fd = _open_dir(parent, name, st, fence)
+    try:
+        _empty(fd, fence)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=parent)
+
+
+def _open_dir(parent: int, name: str, expected: os.stat_result, fence: _Fence) -> int:
     """Open a directory entry pinned to ``expected``, repairing owned permissions."""
-    if expected.st_dev != dev:
-        raise _Refused("other_filesystem")
+    if expected.st_dev != fence.dev:
+        raise Refused("other_filesystem")
     owned = expected.st_uid == os.geteuid()
     try:
-        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+        fd = pinned.open_dir(parent, name)
     except PermissionError:
         if not owned:
-            raise _Refused("unremovable") from None
-        fd = _open_unreadable(parent, name, expected)
+            raise Refused("unremovable") from None
+        fd = _open_unreadable(parent, name, expected, fence)
+    except OSError as exc:
+        raise Refused(_why(exc)) from None
     try:
+        _check_mount(fd, fence)
         st = os.fstat(fd)
         if not os.path.samestat(st, expected):
-            raise _Refused("root_replaced")
+            raise Refused("root_replaced")
         mode = stat.S_IMODE(st.st_mode)
         if mode & 0o700 != 0o700:
             if not owned:
-                raise _Refused("unremovable")
+                raise Refused("unremovable")
             os.fchmod(fd, mode | 0o700)
     except BaseException:
         os.close(fd)
@@ -121,35 +158,49 @@ def _open_dir(parent: int, name: str, expected: os.stat_result, dev: int) -> int
     return fd
 
 
-def _open_unreadable(parent: int, name: str, expected: os.stat_result) -> int:
+def _why(exc: OSError) -> str:
+    # EXDEV: a mount point (openat2 RESOLVE_NO_XDEV); ELOOP/ENOTDIR: swapped for a link since the stat.
+    return {errno.EXDEV: "mount_point", errno.ELOOP: "root_replaced", errno.ENOTDIR: "root_replaced"}.get(exc.errno, "unremovable")
+
+
+def _check_mount(fd: int, fence: _Fence) -> None:
+    if fence.mount is not None and pinned.mount_id(fd) != fence.mount:
+        raise Refused("mount_point")
+
+
+def _open_unreadable(parent: int, name: str, expected: os.stat_result, fence: _Fence) -> int:
     """Pin a directory we may not read, repair it through that pin, then reopen it."""
-    o_path = getattr(os, "O_PATH", 0)
-    if not IS_LINUX or not o_path:
+    if not IS_LINUX or not pinned.O_PATH:
         # Without a search-only descriptor, a pathname chmod could be redirected: keep the root.
-        raise _Refused("unremovable")
-    pin = os.open(name, o_path | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        raise Refused("unremovable")
     try:
+        pin = pinned.open_beneath(parent, name, pinned.O_PATH | os.O_DIRECTORY)
+    except OSError as exc:
+        raise Refused(_why(exc)) from None
+    try:
+        # Checked before the chmod: a mounted directory must not even have its mode changed.
+        _check_mount(pin, fence)
         if not os.path.samestat(os.fstat(pin), expected):
-            raise _Refused("root_replaced")
+            raise Refused("root_replaced")
         os.chmod(f"/proc/self/fd/{pin}", stat.S_IMODE(expected.st_mode) | 0o700)
         return os.open(".", _DIR_FLAGS, dir_fd=pin)
     finally:
         os.close(pin)
 
 
-def _empty(dfd: int, dev: int) -> None:
+def _empty(dfd: int, fence: _Fence) -> None:
     with os.scandir(dfd) as it:
         names = [entry.name for entry in it]
     for name in names:
         st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-        if st.st_dev != dev:
-            raise _Refused("other_filesystem")
+        if st.st_dev != fence.dev:
+            raise Refused("other_filesystem")
         if stat.S_ISDIR(st.st_mode):
-            sub = _open_dir(dfd, name, st, dev)
+            sub = _open_dir(dfd, name, st, fence)
             try:
-                _empty(sub, dev)
+                _empty(sub, fence)
             finally:
                 os.close(sub)
             os.rmdir(name, dir_fd=dfd)
         else:
-            os.unlink(name, dir_fd=dfd)  # files, symlinks, fifos, sockets: never followed
+            os.unlink(name, dir_fd=dfd)  # files, symlinks, fifos, sockets: never followed; a mounted file is EBUSY

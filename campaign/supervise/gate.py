@@ -5,7 +5,7 @@
 a pipe. Meanwhile the parent calls ``on_forked(pid)``: it pins the child with a
 pidfd, moves it into the attempt's cgroup, reads its start time and commits
 the ledger row. Only after that returns does the parent write the go byte; the
-child then sets up stdio and cwd and execs. If ``on_forked`` fails, or the
+child then sets up its cwd and stdio and execs. If ``on_forked`` fails, or the
 parent dies, the child reads EOF and exits 125 without ever running the target.
 
 Exec failures come back through a close-on-exec pipe, so ``spawn_gated``
@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -58,20 +59,32 @@ def _open_stdio(target: Stdio, *, write: bool) -> tuple[int, bool]:
 def spawn_gated(
     argv: Sequence[str],
     *,
-    cwd: str | os.PathLike[str],
+    cwd: str | os.PathLike[str] | None = None,
+    cwd_fd: int | None = None,
     env: Mapping[str, str],
     on_forked: Callable[[int], None],
     stdout: Stdio = None,
     stderr: Stdio = None,
     stdin: Stdio = None,
 ) -> int:
-    """Fork, run ``on_forked(pid)`` while the child waits, then let it exec. Returns the pid."""
+    """Fork, run ``on_forked(pid)`` while the child waits, then let it exec. Returns the pid.
+
+    ``cwd_fd`` (instead of ``cwd``) is a directory descriptor the child ``fchdir``s
+    to: the directory it was opened on, whatever its path names by now.
+    """
     if not argv:
         raise SpawnError("empty command")
+    if (cwd is None) == (cwd_fd is None):
+        raise SpawnError("give exactly one of cwd and cwd_fd")
     exe = resolve_executable(argv[0], env)
-    cwd = os.fspath(cwd)
-    if not Path(cwd).is_dir():
-        raise SpawnError(f"working directory {cwd} does not exist")
+    if cwd_fd is not None:
+        if not stat.S_ISDIR(os.fstat(cwd_fd).st_mode):
+            raise SpawnError("the working directory descriptor is not a directory")
+        where: str | int = cwd_fd
+    else:
+        where = os.fspath(cwd)
+        if not Path(where).is_dir():
+            raise SpawnError(f"working directory {where} does not exist")
     args = [os.fsencode(a) for a in argv]
     envb = {os.fsencode(k): os.fsencode(v) for k, v in env.items()}
     exeb = os.fsencode(exe)
@@ -91,7 +104,7 @@ def spawn_gated(
         raise
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child, reported through err_w
-        _child(gate_r, gate_w, err_r, err_w, fds, cwd, exeb, args, envb)
+        _child(gate_r, gate_w, err_r, err_w, fds, where, exeb, args, envb)
     os.close(gate_r)
     os.close(err_w)
     for fd in opened:
@@ -154,14 +167,17 @@ def _child(gate_r, gate_w, err_r, err_w, fds, cwd, exe, args, env) -> None:  # p
         if os.read(gate_r, 1) != _GO:
             os._exit(GATE_ABORTED)
         os.close(gate_r)
+        stage = "cwd"  # before stdio: dup2 onto 0-2 must not clobber a low cwd descriptor
+        if isinstance(cwd, int):
+            os.fchdir(cwd)
+        else:
+            os.chdir(cwd)
         stage = "stdio"
         for target, fd in enumerate(fds):
             if fd != target:
                 os.dup2(fd, target)
             else:
                 os.set_inheritable(fd, True)
-        stage = "cwd"
-        os.chdir(cwd)
         stage = "exec"
         os.closerange(3, err_w)
         os.closerange(err_w + 1, 1 << 16)

@@ -81,6 +81,17 @@ class ProcFS:
         st = self.stat(pid)
         return st.start_ticks if st else None
 
+    def cgroup2_path(self, pid: int) -> str | None:
+        """The process's cgroup v2 path (the ``0::`` line), or None when unreadable or absent."""
+        try:
+            with open(f"{self.root}/{pid}/cgroup", encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    if line.startswith("0::"):
+                        return line[3:].rstrip("\n")
+        except OSError:
+            return None
+        return None
+
     def boot_id(self) -> str:
         if self._boot_id is None:
             with open(f"{self.root}/sys/kernel/random/boot_id", encoding="ascii") as fh:

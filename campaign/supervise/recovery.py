@@ -20,6 +20,7 @@ import errno
 import fcntl
 import os
 import signal
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -90,7 +91,7 @@ def supervisor_alive(private_root: str | None) -> bool:
     if dfd is None:
         return False
     try:
-        fd = os.open("supervisor.lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+        fd = os.open("supervisor.lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)  # a planted FIFO must not block
     except OSError:
         return False
     finally:
@@ -124,8 +125,10 @@ def _append_log(private_root: str | None, lines: list[str]) -> None:
     if dfd is None:
         return
     try:
-        fd = os.open("cleanup.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        fd = os.open("cleanup.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600, dir_fd=dfd)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
             os.write(fd, "".join(f"recover: {line}\n" for line in lines).encode("utf-8", "replace"))
         finally:
             os.close(fd)

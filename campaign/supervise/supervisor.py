@@ -185,6 +185,7 @@ class Supervisor:
         self._members: list[Member] = []
         self._known: set[tuple[int, int]] = set()
         self._excluded: set[int] = set()
+        self._escaped: set[tuple[int, int]] = set()
         self._since = 0
         self._me = os.getpid()
         self._lock_fd: int | None = None
@@ -278,6 +279,7 @@ class Supervisor:
         argv: Sequence[str],
         *,
         cwd: str | os.PathLike[str] | None = None,
+        cwd_fd: int | None = None,
         env: Mapping[str, str],
         stdout: Stdio = None,
         stderr: Stdio = None,
@@ -305,7 +307,8 @@ class Supervisor:
 
         with critical():
             try:
-                spawn_gated(argv, cwd=cwd or self.root.cwd, env=env, on_forked=on_forked, stdout=stdout, stderr=stderr, stdin=stdin)
+                where = {"cwd_fd": cwd_fd} if cwd_fd is not None else {"cwd": cwd or self.root.cwd}
+                spawn_gated(argv, **where, env=env, on_forked=on_forked, stdout=stdout, stderr=stderr, stdin=stdin)
             except BaseException:
                 member = holder.get("m")
                 if member is not None:
@@ -324,6 +327,7 @@ class Supervisor:
         *,
         timeout: float,
         cwd: str | os.PathLike[str] | None = None,
+        cwd_fd: int | None = None,
         env: Mapping[str, str],
         stdout: Stdio = None,
         stderr: Stdio = None,
@@ -332,7 +336,7 @@ class Supervisor:
         """Run a deadline-owned command. Whatever happens, its process group (same-group
         background children included) is stopped before this returns."""
         t0 = self.timer()
-        handle = self.start(role, argv, cwd=cwd, env=env, stdout=stdout, stderr=stderr, stdin=stdin)
+        handle = self.start(role, argv, cwd=cwd, cwd_fd=cwd_fd, env=env, stdout=stdout, stderr=stderr, stdin=stdin)
         m = handle._m
         self._wait_member(m, timeout, sweep=True)
         timed_out = not m.exited
@@ -369,7 +373,15 @@ class Supervisor:
         self._killpg(m.pgid, signal.SIGKILL)
         deadline = self.timer() + self.budget.kill_wait
         for other in [x for x in self._members if x.pgid == m.pgid and x is not m]:
+            if self._left_group_since(other, m.pgid):
+                continue  # killpg cannot reach it: teardown will, so do not wait out kill_wait here
             self._wait_member(other, max(0.0, deadline - self.timer()))
+
+    def _left_group_since(self, m: Member, pgid: int | None) -> bool:
+        if not self.linux or self._check_exit(m):
+            return False
+        st = self.proc.stat(m.pid)
+        return st is not None and st.start_ticks == m.start_ticks and st.pgrp != pgid
 
     # -- process state ---------------------------------------------------------
 
@@ -503,6 +515,10 @@ class Supervisor:
             member = self._adopt(st)
             if member is not None:
                 found.append(member)
+        if self.cgroup is not None:
+            for m in self._members:
+                if not m.exited and not (m.pidfd is not None and pidfds.has_exited(m.pidfd)):
+                    self._check_contained(m)
         return found
 
     def _is_spawned(self, pid: int) -> bool:
@@ -516,6 +532,21 @@ class Supervisor:
         for m in self._members:
             if m.pid == pid and not m.spawned:
                 m.exited = True
+
+    def _reap_any(self, pid: int) -> None:
+        """Reap an exited child of ours, a spawned member included (its exit code first)."""
+        for m in self._members:
+            if m.spawned and m.pid == pid and not m.reaped:
+                self._check_exit(m)
+                if not m.exited:
+                    return
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+                m.reaped = True
+                return
+        self._reap(pid)
 
     def _adopt(self, st: Stat) -> Member | None:
         try:
@@ -533,7 +564,22 @@ class Supervisor:
         # fails closed on the missing row.
         self._safe(lambda: setattr(member, "ledger_id", repository.record_ledger(self.engine, self.attempt_id, self._ledger_member(member), clock=self.clock)))
         self.log(f"discovered descendant pid {st.pid} pgid {now.pgrp} sid {now.session} ledger {member.ledger_id}")
+        self._check_contained(member)
         return member
+
+    def _check_contained(self, m: Member) -> None:
+        """With a cgroup, a live member outside it is a containment breach: an empty
+        cgroup then proves nothing, so the verdict can no longer be complete."""
+        if self.cgroup is None or m.exited or (m.pid, m.start_ticks) in self._escaped:
+            return
+        path = self.proc.cgroup2_path(m.pid)
+        if path is None or self.cgroup.contains(path):
+            return
+        st = self.proc.stat(m.pid)
+        if st is None or st.start_ticks != m.start_ticks or st.exited:
+            return  # gone meanwhile: the path read may belong to a new process
+        self._escaped.add((m.pid, m.start_ticks))
+        self.log(f"breach: {m.role} pid {m.pid} left the attempt cgroup (now in {path})")
 
     def _live(self) -> list[Member]:
         """Members not yet proven exited, after a fresh sweep."""
@@ -652,6 +698,67 @@ class Supervisor:
         except Exception:  # the evidence itself is unreadable: fail closed
             return None
 
+    def _has_children(self) -> bool:
+        """Whether this process has any child at all, live or zombie. One syscall, answered
+        by the kernel atomically (ECHILD means none), unlike any /proc scan. As a child
+        subreaper, every live descendant of the attempt hangs, through live processes only,
+        from one of our children (an exiting process hands its children up before it
+        becomes a zombie), so "no children" proves "no descendants"."""
+        try:
+            os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return False
+        return True
+
+    def _drain_descendants(self, seconds: float) -> tuple[bool, int]:
+        """After the kill phases: find our remaining children and their subtrees, pin,
+        record and SIGKILL them, reap our zombies, until the kernel reports no child at
+        all (proven) or ``seconds`` pass. Catches a chain of short-lived generations that
+        every earlier sweep missed. Returns (proven, live descendants at the end)."""
+        deadline = self.timer() + max(0.0, seconds)
+        quiet = 0
+        while True:
+            if not self._has_children():
+                return True, 0
+            procs = self.proc.scan()
+            children: dict[int, list[int]] = defaultdict(list)
+            for pid, st in procs.items():
+                if pid != self._me and pid not in self._excluded:
+                    children[st.ppid].append(pid)
+            # Our own children born during the attempt (older ones predate it and are
+            # not the attempt's), then everything below them.
+            ours = [p for p in children.get(self._me, ()) if procs[p].start_ticks >= self._since]
+            subtree, frontier = set(ours), list(ours)
+            while frontier:
+                for child in children.get(frontier.pop(), ()):
+                    if child not in subtree:
+                        subtree.add(child)
+                        frontier.append(child)
+            live = 0
+            for pid in sorted(subtree):
+                st = procs[pid]
+                if st.exited:
+                    if st.ppid == self._me:
+                        self._reap_any(pid)
+                    continue
+                live += 1
+                m = next((x for x in self._members if x.pid == pid and x.start_ticks == st.start_ticks), None)
+                if m is None:
+                    m = self._adopt(st)
+                if m is not None:
+                    self._check_contained(m)
+                    self._signal(m, signal.SIGKILL)
+            quiet = quiet + 1 if not subtree else 0
+            if self.timer() >= deadline:
+                return False, live
+            if quiet >= 5:
+                # Only children that predate the attempt remain: no atomic proof, but
+                # five consecutive scans found nothing of ours.
+                self.log("teardown: the runner has children older than the attempt; descendant check by scan only")
+                return False, 0
+            if subtree:  # give what was just killed a moment to go; a quiet scan repeats at once
+                self.sleep(min(self.budget.poll, 0.01))
+
     def _final(self, t0: float, forced: bool, recovered: bool, reasons: list[str]) -> TeardownVerdict:
         live = self._live()
         cgroup_ok = True
@@ -667,7 +774,15 @@ class Supervisor:
                 except ChildProcessError:
                     pass
                 m.reaped = True
+        proven, late = self._drain_descendants(min(self.budget.kill_wait, 2.0))
+        if late:
+            self.log(f"teardown: {late} descendant(s) still alive after the final drain")
+        elif not proven:
+            self.log("teardown: no kernel proof that no descendant is left")
         self._sweep()
+        live = [m for m in self._members if not self._check_exit(m)] if not live else live
+        if self._escaped:
+            reasons.append("escaped_cgroup")
         rows = self._ledger_rows()
         unverified = 0
         if rows is None:
@@ -692,7 +807,7 @@ class Supervisor:
                     unverified += 1
                     self.log(f"unverified: {row.role} pid {row.pid} ({how})")
                 self._safe(lambda r=row, s=state, h=how: repository.set_ledger_verdict(self.engine, r.id, state=s, verification=h, clock=self.clock))
-        survivors = max(len(live), unverified)
+        survivors = max(len(live), unverified, late)
         if survivors:
             reasons.insert(0, "survivors")
         complete = not reasons

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 from dataclasses import dataclass, field
 
 from campaign.isolation import PrivateRoot
@@ -93,8 +94,11 @@ class CleanupLog:
             st = os.fstat(dfd)
             if (st.st_dev, st.st_ino) != (self.root.dev, self.root.ino):
                 return False
-            fd = os.open("cleanup.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+            # O_NONBLOCK: a FIFO the agent planted under this name must fail the open, not hang teardown.
+            fd = os.open("cleanup.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600, dir_fd=dfd)
             try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return False
                 os.write(fd, ("\n".join(self.lines) + "\n").encode("utf-8", "replace"))
             finally:
                 os.close(fd)

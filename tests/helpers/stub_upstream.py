@@ -4,8 +4,9 @@ It runs an aiohttp server in a background thread on 127.0.0.1:0. Each request
 is answered with fixed bytes for its format (streamed when the body asks for
 ``"stream": true``), so a test can compare what crossed the proxy with what the
 stub sent. The ``x-stub-mode`` request header picks misbehaviour:
-``cut`` (a stream that stops after its first event and drops the connection)
-and ``500`` (an overloaded-style error).
+``cut`` (a stream that stops after its first event and drops the connection),
+``500`` (an overloaded-style error) and ``linger`` (trailing bytes after the
+terminal event, as a client that hangs up right after it never reads).
 """
 
 from __future__ import annotations
@@ -115,6 +116,12 @@ class StubUpstream:
         for part in payload.split(b"\n\n"):
             if part:
                 await response.write(part + b"\n\n")
+        if mode == "linger":
+            # Trailing bytes after the terminal event, once the client has had time to hang up.
+            await asyncio.sleep(0.3)
+            for _ in range(20):
+                await response.write(b": keep-alive\n\n")
+                await asyncio.sleep(0.02)
         await response.write_eof()
         return response
 
