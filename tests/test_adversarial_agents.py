@@ -345,3 +345,22 @@ def test_the_shell_agent_itself_passes_through_the_pinned_path(engine, tmp_path)
     assert row.disposal_complete is True and list(base.iterdir()) == []
     assert_all_gone(engine, result.attempt_id)
 
+
+
+# --- what the agent leaves running cannot change the working copy during verification --------
+
+
+def test_a_left_behind_process_cannot_rewrite_the_code_while_the_verifier_runs(engine, tmp_path):
+    # The agent applies the reference solution, then leaves an escaped process that
+    # keeps breaking it once the client has exited (i.e. while the verifier would run).
+    solution = benchmark.get_task(TASK).solution_dir
+    # It waits for the hidden suite to be installed, then breaks every module over and over.
+    saboteur = (
+        f"setsid sh -c \"while [ ! -e {benchmark.VERIFIER_DIRNAME} ]; do sleep 0.002; done; "
+        "while :; do for f in pkgversions/*.py; do echo 'raise SystemExit(3)' > \\$f; done; done\" "
+        "</dev/null >/dev/null 2>&1 &"
+    )
+    result, row, base, _ = attack(engine, tmp_path, f"cp -r {solution}/. . && {saboteur}")
+    assert (result.outcome, result.failure_class) == ("passed", None), (result.outcome, result.failure_class)
+    assert row.verifier_exit_code == 0 and row.cleanup_complete is True
+    assert_all_gone(engine, result.attempt_id)

@@ -352,6 +352,9 @@ def _drive(engine, attempt_id, trial, plan, held: PinnedRoot, sup, state, deadli
         repository.update_attempt(engine, attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
     if result.timed_out or not state.output_ok:
         return
+    if not sup.quiesce():
+        _tampered(sup, state, "processes the agent left running could not be stopped before verification")
+        return
     changed = held.changed()
     if changed is not None:
         _tampered(sup, state, f"the root's {changed} is not the directory pinned before the client ran")

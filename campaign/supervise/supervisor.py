@@ -352,6 +352,19 @@ class Supervisor:
         wall = self.timer() - t0
         return RunResult(exit_code=None if timed_out else m.exit_code, timed_out=timed_out, wall_seconds=wall)
 
+    def quiesce(self) -> bool:
+        """Stop every member still alive (what the agent left running, the runtime, the
+        replay provider) and wait until they are gone; whether that was proven.
+
+        Called before the hidden verifier runs: nothing the agent started may change the
+        working copy while the suite judges it."""
+        live = self._live()
+        if not live and self._contained_empty():
+            return True
+        self.log(f"quiesce: stopping {len(live)} member(s) before verification")
+        self._kill_all(live, signal.SIGKILL)
+        return self._wait_until_gone(self.budget.kill_wait, resend=signal.SIGKILL)
+
     def verify_ledger(self) -> None:
         """Check, from the store, that every member's ledger row is there and unaltered.
         Lanes call it after the runtime boots and before any paid call."""
