@@ -25,6 +25,7 @@ from campaign.agents.profiles import parse_profile
 from campaign.lanes.attempt import AttemptPlan, run_attempt
 from campaign.store import repository
 from campaign.supervise import TeardownBudget
+from helpers.procs import alive
 
 TASK = "semver-precedence"
 FAST = TeardownBudget(grace=1.0, kill_wait=3.0, total=15.0, run_grace=0.5)
@@ -89,17 +90,9 @@ def attack(engine, tmp_path: Path, script: str, *, timeout: float = 20.0):
     return result, repository.get_attempt(engine, result.attempt_id), base, elapsed
 
 
-def _alive(pid: int, start_ticks: int) -> bool:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return False
-    return int(fields[19]) == start_ticks and fields[0] != "Z"
-
-
 def assert_all_gone(engine, attempt_id: int) -> None:
     for entry in repository.ledger_for(engine, attempt_id):
-        assert not _alive(entry.pid, entry.start_ticks), entry
+        assert not alive(entry.pid, entry.start_ticks), entry
 
 
 # --- item 1: the verifier goes only where the engine pinned the working copy ------------
@@ -290,7 +283,7 @@ def test_a_planted_fifo_ends_as_a_recorded_failure_not_a_hang(tmp_path, fifo, fa
     ]
     assert rows(tmp_path, "SELECT state FROM campaigns") == [("completed",)]
     sleepers = rows(tmp_path, "SELECT pid, start_ticks FROM ledger WHERE role = 'descendant'")
-    assert sleepers and not any(_alive(pid, ticks) for pid, ticks in sleepers)
+    assert sleepers and not any(alive(pid, ticks) for pid, ticks in sleepers)
     assert elapsed < CLI_LIMIT_S
 
 
@@ -327,7 +320,7 @@ def test_an_engine_error_is_a_recorded_stop_not_a_traceback(tmp_path, monkeypatc
     runner_tmp = tmp_path / "gone"
     monkeypatch.setattr("campaign.lanes.attempt.isolation.create_private_root", lambda base=None: os.mkdir(runner_tmp / "x"))
     profile = tmp_path / "shell-agent.toml"
-    profile.write_text(f'adapter = "generic"\npaid = false\nclient = ["true"]\nconfig_env = "CAMPAIGN_AGENT_CONFIG"\napplied_profile_from = "adapter"\n')
+    profile.write_text('adapter = "generic"\npaid = false\nclient = ["true"]\nconfig_env = "CAMPAIGN_AGENT_CONFIG"\napplied_profile_from = "adapter"\n')
     db = tmp_path / "store.db"
     result = CliRunner().invoke(cli, ["coding", "--agent", str(profile), "--tasks", TASK, "--output", str(tmp_path / "r.json"), "--db", str(db), "--timeout", "5"])
     assert result.exit_code == 0, result.output

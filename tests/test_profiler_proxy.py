@@ -249,10 +249,11 @@ def test_a_client_that_hangs_up_after_the_terminal_event_still_has_its_usage(ups
             assert chunk, "the proxy closed before the terminal event"
             seen += chunk
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # hang up hard (RST)
+    # Stop the proxy only once the stub has sent its trailing bytes into the closed client.
     deadline = time.monotonic() + 10
-    while len(upstream.requests) < 1 and time.monotonic() < deadline:
+    while upstream.finished < 1 and time.monotonic() < deadline:
         time.sleep(0.01)
-    time.sleep(0.8)  # let the stub's trailing bytes meet the closed client (a fixed window the stub defines)
+    assert upstream.finished == 1
     assert proxy.stop() == 0
     (record,) = read_capture(proxy.capture).model_requests
     assert record["terminal"] and record["clean_end"] and record["usage_complete"], record

@@ -10,7 +10,6 @@ measured. A command that does not answer is bad input: the client is missing.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import tempfile

@@ -17,7 +17,6 @@ redirect the read. Anything still running is torn down with the attempt.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,6 +140,3 @@ def collect(session: WireSession, grace: float = STOP_GRACE_S) -> Capture:
         session.capture = read_capture(Path(CAPTURE_NAME), dir_fd=session.dir_fd)
     return session.capture
 
-
-def default_profile_python() -> str:
-    return sys.executable

@@ -16,19 +16,20 @@ import gzip
 import hashlib
 import importlib.resources
 import io
-import json
 import os
 import stat
 import tempfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import tiktoken
 from tiktoken_ext.openai_public import ENDOFPROMPT, ENDOFTEXT
 
 from campaign.errors import CampaignError
+# One canonical text for the catalog digest and its token estimate (UTF-8 kept as is:
+# ``\\uXXXX`` escapes would inflate the count of any non-ASCII schema).
+from campaign.profiler.wire import canonical_json
 
 ENCODING_NAME = "o200k_base"
 # tiktoken's expected hash of the decompressed ranks (tiktoken_ext/openai_public.py).
@@ -168,15 +169,6 @@ def count_tokens(encoding: tiktoken.Encoding, text: str) -> int:
     ``encode`` would raise on it), so ``encode_ordinary`` is the honest count.
     """
     return len(encoding.encode_ordinary(text))
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, compact separators, UTF-8 text kept as is.
-
-    Unlike campaign.plan.canonical_json (a digest input), this is token-count
-    input: ``\\uXXXX`` escapes would inflate the count of any non-ASCII schema.
-    """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def tool_schema_tokens(encoding: tiktoken.Encoding, tools: list) -> int:

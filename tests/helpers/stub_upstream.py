@@ -81,6 +81,8 @@ BODIES = {"/v1/messages": anthropic_body, "/v1/chat/completions": chat_body, "/v
 class StubUpstream:
     port: int = 0
     requests: list[dict] = field(default_factory=list)
+    # Streamed responses whose handler has run to its end (trailing bytes included).
+    finished: int = 0
     _loop: asyncio.AbstractEventLoop | None = None
     _runner: web.AppRunner | None = None
     _thread: threading.Thread | None = None
@@ -122,7 +124,10 @@ class StubUpstream:
             for _ in range(20):
                 await response.write(b": keep-alive\n\n")
                 await asyncio.sleep(0.02)
-        await response.write_eof()
+        try:
+            await response.write_eof()
+        finally:
+            self.finished += 1
         return response
 
     def start(self) -> StubUpstream:
