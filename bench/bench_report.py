@@ -1,15 +1,22 @@
-"""Benchmark: the report generator on a store of 100,000 attempt rows over 500 tasks.
+"""Benchmark: the report generator on a store of 100,000 attempted trials over 500 tasks.
 
 Generates a migrated SQLite store holding one campaign of 500 tasks x 100
-repetitions x 2 variants (100,000 attempted trials; some wall times, costs and
-spend flags missing, some tool errors, diagnostics on half the rows), written
-with bulk inserts. Then it times, best of N each:
+repetitions x 2 variants (100,000 trials, each with one finished attempt; some
+wall times, costs and spend flags missing, some tool errors, diagnostics on
+half the rows), plus ``--interrupted`` (default 1%) of the trials with an extra
+interrupted attempt before their finished one, written with bulk inserts and
+sealed into the hash chain exactly as the engine seals them. Then it times,
+best of N each:
 
 - baseline: ``SELECT count(*), sum(cost_usd) FROM attempts`` plus reading every
   attempt row with the plain ``sqlite3`` module (the cheapest possible full read);
-- ``build_report``: SQL aggregates, the per-trial rows through the allowlist
-  schema, the paired differences and the 2,000-resample bootstrap;
-- rendering and writing the JSON, Markdown and SVG;
+- ``build_report`` without the chain verification: SQL aggregates, the
+  per-trial rows through the allowlist schema, the paired differences and the
+  2,000-resample bootstrap;
+- the chain verification every report runs (``campaign verify`` of the campaign);
+- rendering the JSON, Markdown and SVG in memory;
+- ``campaign report`` end to end (verify + build + write) and ``campaign
+  export`` end to end (the same plus the allowlist re-check);
 - the bootstrap alone (500 clusters x 2,000 resamples);
 
 and prints each as seconds and as a ratio to the baseline.
@@ -34,30 +41,41 @@ from pathlib import Path
 
 import numpy as np
 
-from campaign.report import build_report, render
+from campaign.report import build_report, export_report, render, write_report
 from campaign.report import stats as report_stats
-from campaign.report.export import write_report
+from campaign.report.integrity import NOT_CHECKED
+from campaign.store import chain
 from campaign.store.engine import make_engine, resolve_url
 from campaign.store.migrate import upgrade_engine
 
-T0 = "2026-01-01 00:00:00.000000"
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+T0_TEXT = "2026-01-01 00:00:00.000000"
 DIGEST = "ab" * 32
 
+# Attempt columns in insert order; the chain hashes chain.HASHED_COLUMNS of them.
+_COLUMNS = (
+    "campaign_id", "trial_pk", "seq", "status", "started_at", "ended_at", "outcome", "failure_class", "verified_pass", "verifier_exit_code",
+    "wall_seconds", "completed_turns", "uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "tool_calls", "tool_errors",
+    "diagnostic_events_version", "discovery_failures", "incorrect_tool_calls", "cost_usd", "cost_reported", "equivalent_spend_usd", "spend_complete",
+    "flush_complete", "cleanup_complete", "disposal_complete", "finalization_failed", "teardown_outcome", "containment", "config_digest", "fixture_digest",
+    "agent_model", "applied_profiles", "schema_diagnostics", "private_root", "prev_hash", "row_hash",
+)  # fmt: skip
 
-def generate(db: Path, tasks: int, repetitions: int, seed: int = 500) -> int:
+
+def generate(db: Path, tasks: int, repetitions: int, *, interrupted: float = 0.01, seed: int = 500) -> int:
     engine = make_engine(resolve_url(str(db)))
     upgrade_engine(engine)
     engine.dispose()
     rng = random.Random(seed)
     names = [f"task-{i:03d}" for i in range(tasks)]
-    experiment = {"tasks": names, "model": "offline:sim", "repetitions": repetitions, "seed": 107, "agent": "claude-code"}
+    experiment = {"tasks": names, "model": "openai-codex:gpt-6.1-sol", "repetitions": repetitions, "seed": 107, "agent": "claude-code"}
     conn = sqlite3.connect(db)
     try:
         with conn:
             cur = conn.execute(
                 "INSERT INTO campaigns (kind, state, live, stop_reason, agent, seed, experiment_json, experiment_digest, plan_digest,"
-                " approved_plan_digest, scheduled_count, created_at) VALUES ('paired', 'completed', 1, 'completed', 'claude-code', 107, ?, ?, ?, ?, ?, ?)",
-                (json.dumps(experiment), DIGEST, DIGEST, DIGEST, tasks * repetitions * 2, T0),
+                " approved_plan_digest, scheduled_count, created_at) VALUES ('paired', 'completed', 1, NULL, 'claude-code', 107, ?, ?, ?, ?, ?, ?)",
+                (json.dumps(experiment), DIGEST, DIGEST, DIGEST, tasks * repetitions * 2, T0_TEXT),
             )
             campaign_id = cur.lastrowid
             trial_rows = []
@@ -66,41 +84,73 @@ def generate(db: Path, tasks: int, repetitions: int, seed: int = 500) -> int:
                     pair = f"{task}/r{rep}"
                     order = ("baseline", "coding") if rep % 2 else ("coding", "baseline")
                     for k, variant in enumerate(order):
-                        trial_rows.append((campaign_id, pair, f"{pair}/{variant}", "openai-codex", "openai-codex:gpt-6.1-sol", task, variant, rep, k, len(trial_rows), "finished", T0))
+                        trial_rows.append((campaign_id, pair, f"{pair}/{variant}", "openai-codex", "openai-codex:gpt-6.1-sol", task, variant, rep, k, len(trial_rows), "finished", T0_TEXT))
             conn.executemany(
                 "INSERT INTO trials (campaign_id, pair_id, trial_id, provider, model, task, variant, repetition, pair_order, position, status, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 trial_rows,
             )
             pks = conn.execute("SELECT id, variant FROM trials WHERE campaign_id = ? ORDER BY position", (campaign_id,)).fetchall()
-            diagnostics = json.dumps({"catalog_digests": [DIGEST], "request_count": 4, "disclosure_measurements": {"profile": "coding", "estimated_tokens": 900}})
-            attempt_rows = []
-            for seq, (pk, variant) in enumerate(pks, start=1):
-                passed = rng.random() < (0.62 if variant == "coding" else 0.58)
-                tool_errors = None if rng.random() < 0.05 else rng.randint(0, 2)
-                attempt_rows.append(
-                    (
-                        campaign_id, pk, seq, "finished", T0, T0, "passed" if passed else "failed", None if passed else "verifier_failed", passed, 0 if passed else 1,
-                        None if rng.random() < 0.03 else rng.uniform(30, 600),
-                        rng.randint(1, 12), rng.randint(1000, 90000), rng.randint(0, 50000), rng.randint(0, 2000), rng.randint(100, 9000), rng.randint(1, 40), tool_errors,
-                        1, rng.randint(0, 2), rng.randint(0, 2),
-                        None if rng.random() < 0.01 else rng.uniform(0.01, 0.9), True, rng.random() > 0.02, True, True, True, False, "clean",
-                        DIGEST, DIGEST, "gpt-6.1-sol", json.dumps(["legacy" if variant == "baseline" else "coding"]), diagnostics if seq % 2 else None,
-                        f"/tmp/campaign-paired-runtime-{seq}",
-                    )
-                )
+            rows: list[dict] = []
+            for pk, variant in pks:
+                if rng.random() < interrupted:
+                    rows.append(_interrupted(rng, campaign_id, pk, len(rows) + 1))
+                rows.append(_finished(rng, campaign_id, pk, len(rows) + 1, variant))
+            prev = DIGEST  # the chain's genesis is the campaign's experiment digest
+            for row in rows:
+                row["prev_hash"] = prev
+                hashed = {name: row[name] for name in chain.HASHED_COLUMNS}
+                hashed["started_at"] = hashed["ended_at"] = T0
+                row["row_hash"] = prev = chain.compute_hash(prev, chain.canonical_row(hashed))
             conn.executemany(
-                "INSERT INTO attempts (campaign_id, trial_pk, seq, status, started_at, ended_at, outcome, failure_class, verified_pass, verifier_exit_code,"
-                " wall_seconds, completed_turns, uncached_input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, tool_calls, tool_errors,"
-                " diagnostic_events_version, discovery_failures, incorrect_tool_calls, cost_usd, cost_reported, spend_complete, flush_complete,"
-                " cleanup_complete, disposal_complete, finalization_failed, teardown_outcome, config_digest, fixture_digest, agent_model,"
-                " applied_profiles, schema_diagnostics, private_root)"
-                " VALUES (" + ", ".join("?" * 35) + ")",
-                attempt_rows,
+                f"INSERT INTO attempts ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
+                [tuple(T0_TEXT if c in ("started_at", "ended_at") else row[c] for c in _COLUMNS) for row in rows],
             )
     finally:
         conn.close()
     return int(campaign_id)
+
+
+def _finished(rng: random.Random, campaign_id: int, pk: int, seq: int, variant: str) -> dict:
+    passed = rng.random() < (0.62 if variant == "coding" else 0.58)
+    diagnostics = None
+    if seq % 2:
+        diagnostics = json.dumps(
+            {
+                "catalog_digests": [DIGEST],
+                "request_count": rng.randint(1, 12),
+                "visible_schema_tokens": rng.randint(500, 4000),
+                "disclosure_measurements": [{"profile": "coding" if variant == "coding" else "legacy", "active": True, "estimated_tokens": rng.randint(100, 9000)}],
+            }
+        )
+    return {
+        "campaign_id": campaign_id, "trial_pk": pk, "seq": seq, "status": "finished", "started_at": T0, "ended_at": T0,
+        "outcome": "passed" if passed else "failed", "failure_class": None if passed else "verifier_failed", "verified_pass": passed,
+        "verifier_exit_code": 0 if passed else 1, "wall_seconds": None if rng.random() < 0.03 else rng.uniform(30, 600),
+        "completed_turns": rng.randint(1, 12), "uncached_input_tokens": rng.randint(1000, 90000), "cached_input_tokens": rng.randint(0, 50000),
+        "cache_write_tokens": rng.randint(0, 2000), "output_tokens": rng.randint(100, 9000), "tool_calls": rng.randint(1, 40),
+        "tool_errors": None if rng.random() < 0.05 else rng.randint(0, 2), "diagnostic_events_version": 1,
+        "discovery_failures": rng.randint(0, 2), "incorrect_tool_calls": rng.randint(0, 2),
+        "cost_usd": None if rng.random() < 0.01 else rng.uniform(0.01, 0.9), "cost_reported": True, "equivalent_spend_usd": None,
+        "spend_complete": rng.random() > 0.02, "flush_complete": True, "cleanup_complete": True, "disposal_complete": True,
+        "finalization_failed": False, "teardown_outcome": "clean", "containment": None, "config_digest": DIGEST, "fixture_digest": DIGEST,
+        "agent_model": "gpt-6.1-sol", "applied_profiles": json.dumps(["legacy" if variant == "baseline" else "coding"]),
+        "schema_diagnostics": diagnostics, "private_root": f"/tmp/campaign-paired-runtime-{seq}",
+    }  # fmt: skip
+
+
+def _interrupted(rng: random.Random, campaign_id: int, pk: int, seq: int) -> dict:
+    """Stopped on request: a row with its spend and teardown outcome and no verdict."""
+    return {
+        "campaign_id": campaign_id, "trial_pk": pk, "seq": seq, "status": "interrupted", "started_at": T0, "ended_at": T0,
+        "outcome": "interrupted", "failure_class": "interrupted", "verified_pass": None, "verifier_exit_code": None, "wall_seconds": None,
+        "completed_turns": rng.randint(0, 3), "uncached_input_tokens": rng.randint(0, 9000), "cached_input_tokens": None, "cache_write_tokens": None,
+        "output_tokens": rng.randint(0, 900), "tool_calls": None, "tool_errors": None, "diagnostic_events_version": None,
+        "discovery_failures": None, "incorrect_tool_calls": None, "cost_usd": rng.uniform(0.001, 0.2), "cost_reported": True,
+        "equivalent_spend_usd": None, "spend_complete": False, "flush_complete": False, "cleanup_complete": True, "disposal_complete": True,
+        "finalization_failed": False, "teardown_outcome": "clean", "containment": None, "config_digest": DIGEST, "fixture_digest": DIGEST,
+        "agent_model": None, "applied_profiles": None, "schema_diagnostics": None, "private_root": f"/tmp/campaign-paired-runtime-i{seq}",
+    }  # fmt: skip
 
 
 def best_of(runs: int, fn) -> float:
@@ -117,8 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=500)
     parser.add_argument("--repetitions", type=int, default=100)
+    parser.add_argument("--interrupted", type=float, default=0.01, help="Share of trials with an extra interrupted attempt.")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--keep", type=Path, help="Build the store here and keep it.")
+    parser.add_argument("--keep", type=Path, help="Build the store here and keep it (reused when it already holds one).")
     args = parser.parse_args(argv)
 
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="campaign-bench-report-"))
@@ -126,8 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     db = workdir / "bench.db"
     try:
         start = time.perf_counter()
-        campaign_id = generate(db, args.tasks, args.repetitions)
-        generated = time.perf_counter() - start
+        if db.exists():
+            campaign_id, generated = 1, None
+        else:
+            campaign_id = generate(db, args.tasks, args.repetitions, interrupted=args.interrupted)
+            generated = time.perf_counter() - start
 
         def baseline() -> None:
             conn = sqlite3.connect(db)
@@ -143,22 +197,27 @@ def main(argv: list[str] | None = None) -> int:
                 n_attempts = conn.execute("SELECT count(*) FROM attempts").fetchone()[0]
             report = build_report(engine, campaign_id)
             base = best_of(args.runs, baseline)
-            build = best_of(args.runs, lambda: build_report(engine, campaign_id))
+            build = best_of(args.runs, lambda: build_report(engine, campaign_id, integrity=NOT_CHECKED))
+            verify = best_of(args.runs, lambda: chain.verify_chain(engine, campaign_id))
             rendering = best_of(args.runs, lambda: render(report, "bench.svg"))
             written = best_of(args.runs, lambda: write_report(engine, campaign_id, workdir / "bench.json"))
+            exported = best_of(args.runs, lambda: export_report(engine, campaign_id, workdir / "share"))
             means = np.random.default_rng(0).normal(size=args.tasks)
             boot = best_of(args.runs, lambda: report_stats.summarize(means, 107, empty_reason="no_complete_pairs"))
         finally:
             engine.dispose()
         size = (workdir / "bench.json").stat().st_size
-        print(f"store: {n_attempts:,} attempt rows, {args.tasks} tasks, generated in {generated:.1f} s ({dt.date.today()})")
-        print(f"baseline  (count+sum, read all attempt rows with sqlite3): {base:8.3f} s  1.00x")
-        print(f"build_report (SQL aggregates + allowlisted trials + bootstrap): {build:8.3f} s  {build / base:5.2f}x")
-        print(f"render JSON + Markdown + SVG (in memory):                {rendering:8.3f} s  {rendering / base:5.2f}x")
-        print(f"campaign report end to end (build + render + write):     {written:8.3f} s  {written / base:5.2f}x  (JSON {size / 1e6:.0f} MB)")
-        print(f"bootstrap alone ({args.tasks} clusters x {report_stats.RESAMPLES} resamples):         {boot * 1000:8.1f} ms")
-        print(f"report: success difference {report['paired_differences']['verified_success']['estimate']:+.4f} "
-              f"[{report['paired_differences']['verified_success']['ci_low']:+.4f}, {report['paired_differences']['verified_success']['ci_high']:+.4f}]")
+        made = f"generated in {generated:.1f} s" if generated is not None else "reused"
+        print(f"store: {n_attempts:,} attempt rows, {args.tasks} tasks, {made} ({dt.date.today()})")
+        print(f"baseline  (count+sum, read all attempt rows with sqlite3):  {base:8.3f} s  1.00x")
+        print(f"build_report, no chain check (SQL + allowlisted trials + bootstrap): {build:8.3f} s  {build / base:5.2f}x")
+        print(f"chain verification (campaign verify of this campaign):     {verify:8.3f} s  {verify / base:5.2f}x")
+        print(f"render JSON + Markdown + SVG (in memory):                  {rendering:8.3f} s  {rendering / base:5.2f}x")
+        print(f"campaign report end to end (verify + build + write):       {written:8.3f} s  {written / base:5.2f}x  (JSON {size / 1e6:.0f} MB)")
+        print(f"campaign export end to end (+ allowlist re-check):         {exported:8.3f} s  {exported / base:5.2f}x")
+        print(f"bootstrap alone ({args.tasks} clusters x {report_stats.RESAMPLES} resamples):           {boot * 1000:8.1f} ms")
+        vs = report["paired_differences"]["verified_success"]
+        print(f"report: success difference {vs['estimate']:+.4f} [{vs['ci_low']:+.4f}, {vs['ci_high']:+.4f}]")
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)

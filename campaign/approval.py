@@ -108,7 +108,7 @@ def authorize(plan: Mapping[str, Any], digest: str, scheduled: int, environ: Map
         raise UsageProblem("\n".join(problems))
     return Approval(
         plan_digest=digest,
-        limits=SpendLimits(float(plan["max_spend_usd"]), float(plan["per_attempt_spend_ceiling_usd"])),
+        limits=SpendLimits(plan["max_spend_usd"], plan["per_attempt_spend_ceiling_usd"]),
         max_attempts=plan["max_attempts"],
         credential_env=tuple(plan["credential_env"]),
     )

@@ -28,6 +28,10 @@ class StoreError(CampaignError):
     """The store cannot be opened or used as asked."""
 
 
+class StoreUnusable(UsageProblem, StoreError):
+    """``--db`` names something that cannot be opened as a store: bad input, exit 2."""
+
+
 class SchemaBehind(StoreError):
     """The store's schema is older than this engine's head revision."""
 
@@ -61,4 +65,4 @@ class StopCondition(CampaignError):
 
 
 class Interrupted(CampaignError):
-    """SIGINT/SIGTERM arrived; the caller persists state and exits 130."""
+    """A stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) arrived; the caller persists state and exits 130."""

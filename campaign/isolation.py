@@ -14,6 +14,7 @@ proxies, no dotenv, no ambient agent settings.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import secrets
@@ -212,3 +213,14 @@ def free_loopback_port() -> int:
 
 
 __all__ = ["PrivateRoot", "build_env", "create_private_root", "free_loopback_port", "listen_address", "resolve_sdk_paths"]
+
+
+def as_loopback(host: str) -> str | None:
+    """The loopback address ``host`` names ("localhost" is 127.0.0.1), or None when it
+    is not one: what the local servers (replay provider, view) may bind without asking."""
+    if host == "localhost":
+        return LOOPBACK
+    try:
+        return host if ipaddress.ip_address(host).is_loopback else None
+    except ValueError:
+        return None

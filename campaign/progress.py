@@ -167,41 +167,70 @@ def _spend_of(states: Sequence[ProviderState]) -> tuple[float | None, bool]:
     return sum(s.spend_usd for s in states), unknown > 0
 
 
-def provider_line(state: ProviderState, variants: Sequence[str], *, fallback_mean: float | None = None) -> str:
-    """``zai  7/24 done  baseline 3/4 pass  coding 2/3 pass  spend $0.1200/$5.00  eta 12m30s``."""
+def _tallies(state: ProviderState, variants: Sequence[str]) -> list[tuple[str, int, int]]:
+    """(variant, passes, attempts): the named variants first, then any other seen."""
+    return [(v, *state.passes.get(v, (0, 0))) for v in list(variants) + sorted(set(state.passes) - set(variants))]
+
+
+def provider_line(state: ProviderState, variants: Sequence[str], *, fallback_mean: float | None = None, compact: int = 0) -> str:
+    """``zai  7/24 done  baseline 3/4 pass  coding 2/3 pass  spend $0.1200/$5.00  eta 12m30s``.
+
+    For a narrow terminal, ``compact=1`` is ``zai 7/24 (1 not run) pass baseline 3/4
+    coding 2/3 $0.1200/$5.00 eta 12m30s``; ``compact=2`` also leaves out the
+    not-attempted count (the header line still shows the campaign's).
+    """
+    spent, partial = _spend_of([state])
+    spend = format_spend(spent, partial=partial, cap=state.cap_usd)
+    eta = f"eta {format_duration(eta_seconds([state], fallback_mean=fallback_mean))}"
+    if compact:
+        skipped = [f"({state.not_attempted} not run)"] if state.not_attempted and compact < 2 else []
+        return " ".join([state.name, f"{state.done}/{state.total}", *skipped, "pass", *(f"{v} {p}/{a}" for v, p, a in _tallies(state, variants)), spend, eta])
     parts = [state.name, f"{state.done}/{state.total} done"]
     if state.not_attempted:
         parts.append(f"{state.not_attempted} not attempted")
-    for variant in list(variants) + sorted(set(state.passes) - set(variants)):
-        passes, attempts = state.passes.get(variant, (0, 0))
-        parts.append(f"{variant} {passes}/{attempts} pass")
-    spent, partial = _spend_of([state])
-    parts.append(f"spend {format_spend(spent, partial=partial, cap=state.cap_usd)}")
-    parts.append(f"eta {format_duration(eta_seconds([state], fallback_mean=fallback_mean))}")
+    parts += [f"{v} {p}/{a} pass" for v, p, a in _tallies(state, variants)]
+    parts += [f"spend {spend}", eta]
     return "  ".join(parts)
 
 
-def header_line(states: Sequence[ProviderState], *, elapsed: float, cap_usd: float | None) -> str:
-    """``campaign  9/48 done  spend $0.3100/$10.00  elapsed 5m10s  eta 20m00s``."""
+def header_line(states: Sequence[ProviderState], *, elapsed: float, cap_usd: float | None, compact: int = 0) -> str:
+    """``campaign  9/48 done  spend $0.3100/$10.00  elapsed 5m10s  eta 20m00s``.
+
+    ``compact`` (a narrow terminal): ``campaign 9/48 (2 not run) $0.3100/$10.00 elapsed 5m10s eta 20m00s``.
+    """
     done = sum(s.done for s in states)
     total = sum(s.total for s in states)
     skipped = sum(s.not_attempted for s in states)
     spent, partial = _spend_of(states)
+    spend = format_spend(spent, partial=partial, cap=cap_usd)
+    times = [f"elapsed {format_duration(elapsed)}", f"eta {format_duration(eta_seconds(states))}"]
+    if compact:
+        return " ".join(["campaign", f"{done}/{total}", *([f"({skipped} not run)"] if skipped else []), spend, *times])
     parts = ["campaign", f"{done}/{total} done"]
     if skipped:
         parts.append(f"{skipped} not attempted")
-    parts += [
-        f"spend {format_spend(spent, partial=partial, cap=cap_usd)}",
-        f"elapsed {format_duration(elapsed)}",
-        f"eta {format_duration(eta_seconds(states))}",
-    ]
+    parts += [f"spend {spend}", *times]
     return "  ".join(parts)
 
 
-def render_block(states: Sequence[ProviderState], variants: Sequence[str], *, elapsed: float, cap_usd: float | None) -> list[str]:
-    """The status block: the header, then one indented line per provider."""
+def render_block(states: Sequence[ProviderState], variants: Sequence[str], *, elapsed: float, cap_usd: float | None, width: int | None = None) -> list[str]:
+    """The status block: the header, then one indented line per provider.
+
+    With a terminal ``width`` each line takes its most complete form that fits
+    (full labels, then compact ones), and is cut only when even that is too long.
+    """
     overall = mean_seconds(states)
-    return [header_line(states, elapsed=elapsed, cap_usd=cap_usd)] + ["  " + provider_line(s, variants, fallback_mean=overall) for s in states]
+
+    def shortest_fitting(render: Callable[[int], str], levels: int) -> str:
+        for level in range(levels):
+            line = render(level)
+            if width is None or len(line) <= max(1, width - 1):
+                return line
+        return fit(line, width) if width is not None else line
+
+    header = shortest_fitting(lambda level: header_line(states, elapsed=elapsed, cap_usd=cap_usd, compact=level), 2)
+    lines = [shortest_fitting(lambda level, s=s: "  " + provider_line(s, variants, fallback_mean=overall, compact=level), 3) for s in states]
+    return [header, *lines]
 
 
 def fit(line: str, width: int) -> str:
@@ -328,10 +357,10 @@ class Progress:
             raise ValueError(f"provider {provider!r} is not in this campaign") from None
 
     def _draw(self) -> None:
-        lines = render_block(self.states, self.variants, elapsed=self.elapsed, cap_usd=self.cap_usd)
-        out = _CURSOR_UP.format(n=self._drawn) if self._drawn else ""
         width = self.width or shutil.get_terminal_size().columns
-        out += "".join(_CLEAR_LINE + fit(line, width) + "\n" for line in lines)
+        lines = render_block(self.states, self.variants, elapsed=self.elapsed, cap_usd=self.cap_usd, width=width)
+        out = _CURSOR_UP.format(n=self._drawn) if self._drawn else ""
+        out += "".join(_CLEAR_LINE + line + "\n" for line in lines)
         self._drawn = len(lines)
         self._write(out)
 

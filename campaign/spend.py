@@ -7,10 +7,11 @@ the *next* attempt may start.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from decimal import Decimal
 
 from campaign.agents.record import AgentRecord, turn_usage_matched
+from campaign.store.money import to_decimal
 
 
 def spend_complete(record: AgentRecord, *, flush_complete: bool | None, profiling: bool) -> bool:
@@ -30,22 +31,29 @@ def spend_complete(record: AgentRecord, *, flush_complete: bool | None, profilin
 
 @dataclass(frozen=True)
 class SpendLimits:
-    max_spend_usd: float
-    per_attempt_ceiling_usd: float
+    """The operator's spend limits as exact decimals: gates compare decimal dollars,
+    never binary floats (0.2 + 0.1 must equal a limit of 0.3)."""
+
+    max_spend_usd: Decimal
+    per_attempt_ceiling_usd: Decimal
 
     def __post_init__(self) -> None:
         for name in ("max_spend_usd", "per_attempt_ceiling_usd"):
             value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
+            if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+                raise ValueError(f"{name} must be a number")
+            exact = to_decimal(value)
+            if not (exact.is_finite() and exact > 0):
                 raise ValueError(f"{name} must be positive and finite")
+            object.__setattr__(self, name, exact)
         if self.per_attempt_ceiling_usd > self.max_spend_usd:
             raise ValueError("per_attempt_spend_ceiling_usd must not exceed max_spend_usd")
 
 
-def budget_allows_next(measured_spend_usd: float, limits: SpendLimits) -> bool:
+def budget_allows_next(measured_spend_usd: Decimal, limits: SpendLimits) -> bool:
     """Measured spend plus the next attempt's ceiling must stay within the maximum."""
-    return measured_spend_usd + limits.per_attempt_ceiling_usd <= limits.max_spend_usd
+    return to_decimal(measured_spend_usd) + limits.per_attempt_ceiling_usd <= limits.max_spend_usd
 
 
-def exceeded_ceiling(cost_usd: float | None, limits: SpendLimits) -> bool:
-    return cost_usd is not None and cost_usd > limits.per_attempt_ceiling_usd
+def exceeded_ceiling(cost_usd: float | Decimal | None, limits: SpendLimits) -> bool:
+    return cost_usd is not None and to_decimal(cost_usd) > limits.per_attempt_ceiling_usd

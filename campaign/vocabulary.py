@@ -24,6 +24,10 @@ FAILURE_CLASSES = (
     "profile_unconfirmed",
     "interrupted",
     "engine_error",
+    # Workers: a worker stopped heartbeating mid-attempt (its provider halts), or this
+    # runner's lease was halted or taken by another.
+    "worker_lost",
+    "lease_lost",
 )
 
 # Why a lane stopped admitting trials; also each not_attempted trial's reason.

@@ -22,6 +22,16 @@ else
   echo "scripts/test.sh: the real clients could not be installed; their end-to-end tests will be skipped" >&2
 fi
 
+# Chromium for the browser end-to-end test (tests/test_view_browser.py): the system's own,
+# installed from Debian's packages when we may; Selenium is never allowed to download one.
+have_browser() { command -v chromium >/dev/null && command -v chromedriver >/dev/null; }
+if ! have_browser && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) || true
+fi
+if ! have_browser; then
+  echo "scripts/test.sh: no Chromium/chromedriver here; the browser test will be skipped" >&2
+fi
+
 # PostgreSQL: found on the machine, or installed from Debian's packages when we may.
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 if [ -z "$pg_bin" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

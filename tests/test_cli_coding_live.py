@@ -375,5 +375,6 @@ def test_interrupt_mid_attempt_exits_130_with_the_row_persisted(ws: Workspace):
     ((cid, state, stop, _, _),) = live_campaign(ws)
     assert (state, stop) == ("interrupted", "interrupted")
     assert rows(ws, f"SELECT status, outcome, cleanup_complete FROM attempts WHERE campaign_id = {cid}") == [("interrupted", "interrupted", 1)]
-    assert rows(ws, f"SELECT count(*) FROM trials WHERE campaign_id = {cid} AND not_attempted_reason = 'interrupted'") == [(3,)]
+    # Every trial, the interrupted attempt's own included (it carries no verdict), has no result and says why.
+    assert rows(ws, f"SELECT count(*) FROM trials WHERE campaign_id = {cid} AND not_attempted_reason = 'interrupted'") == [(4,)]
     assert json.loads(report.read_text())["kind"] == "live_agentic_coding_paired"

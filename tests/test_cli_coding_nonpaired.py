@@ -86,5 +86,6 @@ def test_interrupt_mid_attempt_exits_130_with_the_row_persisted(tmp_path):
         rows = conn.execute("SELECT status, outcome, cleanup_complete FROM attempts").fetchall()
         assert rows == [("interrupted", "interrupted", 1)]
         statuses = conn.execute("SELECT status, not_attempted_reason FROM trials ORDER BY position").fetchall()
-        assert statuses == [("finished", None), ("not_attempted", "interrupted")]
+        # The interrupted attempt carries no verdict: its trial has no result, and says why.
+        assert statuses == [("not_attempted", "interrupted"), ("not_attempted", "interrupted")]
     assert json.loads(out.read_text())["state"] == "interrupted"

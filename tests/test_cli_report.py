@@ -129,3 +129,82 @@ def test_the_default_report_skips_a_later_nonpaired_run(engine, db_url, runner, 
     result = runner.invoke(cli, ["report", "--output", str(out), "--db", db_url])
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["campaign"]["id"] == paired
+
+
+# --- a store whose hash chain fails (issue 14, item 3) ---------------------------------
+
+
+def _tamper(db_path, campaign_id: int, seq: int = 2) -> None:
+    """Edit a sealed row behind the engine's back, as ad-hoc SQL would."""
+    import sqlite3
+
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("UPDATE attempts SET verified_pass = 1 - verified_pass WHERE campaign_id = ? AND seq = ?", (campaign_id, seq))
+
+
+def _one_line(result) -> str:
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def test_a_verified_report_says_so(engine, db_url, runner, tmp_path):
+    cid = _campaign(engine)
+    out = tmp_path / "r.json"
+    result = runner.invoke(cli, ["report", str(cid), "--output", str(out), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["integrity"] == {"chain_verified": True, "chain_verified_reason": None, "problems": 0, "campaigns_verified": [cid]}
+    assert "Unverified" not in out.with_suffix(".md").read_text()
+
+
+def test_report_and_export_refuse_a_tampered_store_in_one_line(engine, db_path, db_url, runner, tmp_path):
+    cid = _campaign(engine)
+    _tamper(db_path, cid)
+    out, share = tmp_path / "r.json", tmp_path / "share"
+    for args in (["report", str(cid), "--output", str(out)], ["export", str(cid), "--output-dir", str(share)], ["report", "--output", str(out)]):
+        result = runner.invoke(cli, [*args, "--db", db_url])
+        assert result.exit_code == 1, result.output
+        line = _one_line(result)
+        assert f"campaign {cid} seq 2" in line and "edited" in line
+        assert "`campaign verify` shows all" in line and "--allow-unverified" in line
+    assert not out.exists() and not out.with_suffix(".md").exists()
+    assert not share.exists() or not any(share.iterdir())
+
+
+def test_allow_unverified_publishes_a_report_marked_unverified(engine, db_path, db_url, runner, tmp_path):
+    cid = _campaign(engine)
+    _tamper(db_path, cid)
+    out, share = tmp_path / "r.json", tmp_path / "share"
+    result = runner.invoke(cli, ["report", str(cid), "--output", str(out), "--allow-unverified", "--db", db_url])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["integrity"] == {"chain_verified": False, "chain_verified_reason": None, "problems": 1, "campaigns_verified": [cid]}
+    md = out.with_suffix(".md").read_text().splitlines()
+    assert md[2].startswith("> **Unverified.** `campaign verify` finds 1 problem(s)") and "--allow-unverified" in md[2]
+    result = runner.invoke(cli, ["export", str(cid), "--output-dir", str(share), "--allow-unverified", "--db", db_url])
+    assert result.exit_code == 0, result.output
+    shared = json.loads((share / f"campaign-{cid}-live_agentic_coding_paired.json").read_text())
+    assert shared["integrity"]["chain_verified"] is False
+
+
+def test_a_continuation_is_refused_when_a_campaign_it_continues_fails(engine, db_path, db_url, runner, tmp_path):
+    """A continuation's spend includes the campaigns it continues, so their rows must verify too."""
+    interrupted = {"status": "interrupted", "outcome": "interrupted", "verified_pass": None, "cost_usd": 0.2, "teardown_outcome": "clean"}
+    trials = paired_trials(["a", "b"], 1, lambda t, r, v: None)
+    trials[0].update(status="scheduled", earlier=[interrupted, interrupted])
+    blocked = insert_campaign(engine, trials, state="stopped", stop_reason="finalization_failed")
+    continued = _campaign(engine, continues=blocked)
+    out = tmp_path / "r.json"
+    result = runner.invoke(cli, ["report", str(continued), "--output", str(out), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["integrity"]["campaigns_verified"] == [continued, blocked] and report["integrity"]["chain_verified"] is True
+    assert report["spend"]["measured_spend_usd"] == 8 * 0.25 + 0.4 and report["completion"]["interrupted_attempts"] == 2
+
+    with __import__("sqlite3").connect(db_path) as conn:
+        conn.execute("UPDATE attempts SET cost_usd = 0.0 WHERE campaign_id = ? AND seq = 1", (blocked,))
+    result = runner.invoke(cli, ["report", str(continued), "--output", str(tmp_path / "again.json"), "--db", db_url])
+    assert result.exit_code == 1
+    assert f"campaign {blocked} seq 1" in _one_line(result)
+    assert not (tmp_path / "again.json").exists()

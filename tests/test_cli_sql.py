@@ -88,3 +88,64 @@ def test_non_url_is_refused(runner):
     result = runner.invoke(cli, ["sql", "SELECT 1", "--db", "notadialect://host/db"])
     assert result.exit_code == 2
     assert "--db" in result.output
+
+
+def _refused_as_read_only(result) -> str:
+    assert result.exit_code == 2, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert "read-only" in line and "disk I/O" not in line
+    return line
+
+
+@pytest.mark.parametrize(
+    ("template", "needle"),
+    [
+        ("ATTACH DATABASE '{path}' AS x", "ATTACH"),
+        ("ATTACH '{path}' AS x", "ATTACH"),
+        ("VACUUM INTO '{path}'", "ATTACH"),  # SQLite attaches the target to write it
+    ],
+)
+def test_attach_is_refused_and_no_file_appears(runner, seeded, tmp_path, monkeypatch, template, needle):
+    monkeypatch.chdir(tmp_path)
+    before = seeded.read_bytes()
+    listing = sorted(tmp_path.rglob("*"))
+    for target in ("x.db", str(tmp_path / "abs.db")):
+        line = _refused_as_read_only(runner.invoke(cli, ["sql", template.format(path=target), "--db", str(seeded)]))
+        assert needle in line
+    assert sorted(tmp_path.rglob("*")) == listing
+    assert seeded.read_bytes() == before and _count(seeded) == 1
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["PRAGMA journal_mode=DELETE", "PRAGMA query_only=OFF", "PRAGMA main.user_version = 7", "PRAGMA foreign_keys=OFF", "DETACH DATABASE main"],
+)
+def test_pragma_writes_are_refused_as_read_only(runner, seeded, statement):
+    before = seeded.read_bytes()
+    line = _refused_as_read_only(runner.invoke(cli, ["sql", statement, "--db", str(seeded)]))
+    assert "SQL console is read-only" in line
+    assert seeded.read_bytes() == before
+    with sqlite3.connect(seeded) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [("PRAGMA journal_mode", "wal"), ("PRAGMA table_info(campaigns)", "kind"), ("SELECT name FROM pragma_table_info('campaigns')", "kind")],
+)
+def test_reading_pragmas_still_work(runner, seeded, statement, expected):
+    result = runner.invoke(cli, ["sql", statement, "--db", str(seeded), "--csv"])
+    assert result.exit_code == 0, result.output
+    assert expected in result.output
+
+
+def test_a_file_that_is_not_sqlite_is_one_line_naming_db(runner, tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n")
+    result = runner.invoke(cli, ["sql", "SELECT 1", "--db", str(text)])
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)  # no traceback
+    (line,) = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert "--db" in line and "not a SQLite database" in line
+    assert text.read_text() == "not a database\n"

@@ -63,7 +63,7 @@ def test_a_deleted_row_exits_one_with_one_line_per_problem(runner, engine, db_pa
     problem_lines = [line for line in result.output.splitlines() if line.startswith(f"campaign {campaign_id}")]
     assert len(problem_lines) == 2
     assert "missing: seq 1 missing" in problem_lines[0]
-    assert "has no attempt row" in problem_lines[1]
+    assert "has no finished attempt row" in problem_lines[1]
 
 
 def test_unknown_campaign_and_missing_store_are_usage_errors(runner, engine, db_url, tmp_path):

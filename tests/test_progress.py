@@ -165,6 +165,37 @@ def test_tty_lines_fit_the_width():
         assert len(line.replace("\r\x1b[2K", "")) <= 29
 
 
+def test_an_80_column_block_keeps_every_essential_field():
+    # The main job's shape (one provider, no cap, two variants) and a capped provider
+    # with unknown spend and skipped trials: at 80 columns nothing may be cut away.
+    clock, out = Ticker(), FakeTTY()
+    plans = [ProviderPlan("offline", 24), ProviderPlan("anthropic", 24, cap_usd=5.0)]
+    progress = Progress(plans, ["baseline", "coding"], cap_usd=10.0, stream=out, clock=clock, width=80)
+    progress.start()
+    for n in range(12):
+        clock.now += 250
+        progress.update(AttemptFinished("offline", "baseline", True, 0.0736, None))
+        progress.update(AttemptFinished("offline", "coding", n % 3 > 0, 0.0347, None))
+        progress.update(AttemptFinished("anthropic", "coding" if n % 2 else "baseline", True, None if n == 3 else 1.25, None))
+    progress.update(TrialsNotAttempted("anthropic", 3, "spend_limit"))
+    block = out.getvalue().split("\x1b[3F")[-1].replace("\r\x1b[2K", "").splitlines()
+    assert len(block) == 3
+    for line in block:
+        assert len(line) <= 79 and not line.endswith("..."), line
+    header, offline, anthropic = block
+    assert header.startswith("campaign 36/48 (3 not run) $") and "/$10.00" in header and "elapsed 50m00s" in header and "eta " in header
+    assert offline.split()[:2] == ["offline", "24/24"] and "baseline 12/12" in offline and "coding 8/12" in offline and "no cap" in offline and "eta 0s" in offline
+    assert anthropic.split()[:2] == ["anthropic", "12/24"] and "baseline 6/6" in anthropic and "coding 6/6" in anthropic
+    assert "+?/$5.00" in anthropic and "eta " in anthropic
+
+
+def test_a_wide_terminal_keeps_the_full_labels():
+    state = _state("offline", 24, events=[AttemptFinished("offline", "baseline", True, 0.07, 60.0)])
+    wide = render_block([state], ["baseline", "coding"], elapsed=60, cap_usd=None, width=200)
+    assert wide == render_block([state], ["baseline", "coding"], elapsed=60, cap_usd=None)
+    assert "1/24 done" in wide[1] and "baseline 1/1 pass" in wide[1] and "spend $0.0700/no cap" in wide[1]
+
+
 def test_preload_counts_earlier_work_without_printing():
     out = io.StringIO()
     progress = Progress([ProviderPlan("offline", 3)], ["baseline"], stream=out, isatty=False, clock=Ticker())

@@ -12,8 +12,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Engine, insert
+from sqlalchemy import Engine, insert, select
 
+from campaign.store import chain
 from campaign.store.models import Attempt, Campaign, Trial
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
@@ -34,11 +35,19 @@ def insert_campaign(
     approved_plan_digest: str | None = DIGEST,
     provider: str = "openai-codex",
     model: str = "openai-codex:gpt-6.1-sol",
+    continues: int | None = None,
+    seal: bool = True,
 ) -> int:
-    """One campaign; each trial is {task, repetition, variant, [status], [reason], [attempt: {...}]}.
+    """One campaign; each trial is {task, repetition, variant, [status], [reason], [attempt: {...}],
+    [earlier: [{...}, ...]], [carried_from: trial pk]}.
 
     ``attempt`` holds Attempt columns (verified_pass, wall_seconds, cost_usd, ...);
     a trial without one is not attempted (status ``not_attempted`` unless given).
+    ``earlier`` are attempts the trial took before it (interrupted ones, by default),
+    in seq order. ``carried_from`` links a continuation's trial (``continues``: the
+    campaign it continues) to the earlier campaign's trial holding its result.
+    Rows are sealed into the hash chain as the engine seals them (``seal=False``
+    leaves them as a crashed writer would).
     """
     exp = dict(experiment) if experiment is not None else {"model": model, "seed": seed, "tasks": sorted({t["task"] for t in trials})}
     with engine.begin() as conn:
@@ -56,6 +65,7 @@ def insert_campaign(
                 approved_plan_digest=approved_plan_digest,
                 scheduled_count=len(trials),
                 created_at=T0,
+                continues_campaign_id=continues,
             )
         ).inserted_primary_key[0]
         order: dict[tuple[str, int], int] = {}
@@ -66,7 +76,7 @@ def insert_campaign(
             pair_order = order.get(key, 0)
             order[key] = pair_order + 1
             pair = f"{prefix}{t['task']}/r{t['repetition']}"
-            attempted = t.get("attempt") is not None
+            attempted = t.get("attempt") is not None or t.get("carried_from") is not None
             trial_rows.append(
                 {
                     "campaign_id": campaign_id,
@@ -82,12 +92,17 @@ def insert_campaign(
                     "status": t.get("status") or ("finished" if attempted else "not_attempted"),
                     "not_attempted_reason": t.get("reason", None if attempted else "spend_limit"),
                     "updated_at": T0,
+                    "carried_from_trial_pk": t.get("carried_from"),
                 }
             )
         conn.execute(insert(Trial.__table__), trial_rows)
         pks = dict(conn.execute(Trial.__table__.select().with_only_columns(Trial.__table__.c.position, Trial.__table__.c.id).where(Trial.__table__.c.campaign_id == campaign_id)).all())
         attempt_rows = []
         for position, t in enumerate(trials):
+            for earlier in t.get("earlier", ()):
+                row = {"campaign_id": campaign_id, "trial_pk": pks[position], "seq": len(attempt_rows) + 1, "status": "interrupted", "started_at": T0, "ended_at": T0}
+                row.update({"outcome": "interrupted", "failure_class": "interrupted", "verified_pass": None, **earlier})
+                attempt_rows.append(row)
             if t.get("attempt") is None:
                 continue
             row = {"campaign_id": campaign_id, "trial_pk": pks[position], "seq": len(attempt_rows) + 1, "status": "finished", "started_at": T0, "ended_at": T0}
@@ -97,7 +112,15 @@ def insert_campaign(
             # Every row gets every column so executemany sees one shape.
             columns = set().union(*attempt_rows)
             conn.execute(insert(Attempt.__table__), [{c: r.get(c) for c in columns} for r in attempt_rows])
+    if seal and attempt_rows:
+        chain.seal_pending(engine, int(campaign_id))
     return int(campaign_id)
+
+
+def trial_pks(engine: Engine, campaign_id: int) -> dict[str, int]:
+    """trial_id -> trials.id of one campaign (to carry results into a continuation)."""
+    with engine.connect() as conn:
+        return dict(conn.execute(select(Trial.__table__.c.trial_id, Trial.__table__.c.id).where(Trial.__table__.c.campaign_id == campaign_id)).all())
 
 
 def full_attempt(**overrides: Any) -> dict[str, Any]:

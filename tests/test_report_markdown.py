@@ -14,7 +14,7 @@ from campaign.report.markdown import render_markdown
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-def _report(engine, tasks=12, **attempt_overrides):
+def _report(engine, tasks=12, experiment=None, **attempt_overrides):
     def attempt(task, rep, variant):
         i = int(task[1:])
         return full_attempt(
@@ -23,11 +23,15 @@ def _report(engine, tasks=12, **attempt_overrides):
             **attempt_overrides,
         )
 
-    return build_report(engine, insert_campaign(engine, paired_trials([f"t{i}" for i in range(tasks)], 2, attempt)))
+    return build_report(engine, insert_campaign(engine, paired_trials([f"t{i}" for i in range(tasks)], 2, attempt), experiment=experiment))
+
+
+# A multi-provider campaign records each provider's catalog price basis.
+LIST_PRICED = {"model": "openai-codex:gpt-6.1-sol", "seed": 107, "providers": [{"name": "openai-codex", "agent": "codex", "basis": "public list price"}]}
 
 
 def test_markdown_states_decision_table_intervals_missing_and_basis(engine):
-    report = _report(engine, spend_complete=False, equivalent_spend_usd=0.01)
+    report = _report(engine, experiment=LIST_PRICED, spend_complete=False, equivalent_spend_usd=0.01)
     md = render_markdown(report, "plot.svg")
     assert "**Keep current defaults; keep the coding disclosure profile opt-in.**" in md
     assert "schema-token estimates are not evidence" in md

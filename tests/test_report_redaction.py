@@ -21,7 +21,7 @@ from test_report_fixtures import insert_campaign, paired_trials
 from campaign.cli import cli
 from campaign.report import build_report
 from campaign.report import schema as S
-from campaign.store.models import Attempt, Campaign
+from campaign.store.models import Campaign
 
 CANARY = "CANARYq7x"  # no hex letters beyond 'a'/'c': a redacted hash cannot spell it
 
@@ -79,7 +79,8 @@ def plant(engine, monkeypatch) -> int:
             "fixture_digest": f"/path/{_canary('fixd')}",
             "agent_model": f"gpt-6\n{_canary('agentmodel')}",
             "applied_profiles": json.dumps(["coding", f"model said {_canary('profile')}"]),
-            "schema_diagnostics": json.dumps(diagnostics),
+            # The first attempt's diagnostics are not JSON at all.
+            "schema_diagnostics": f"not json {_canary('badjson')}" if (task, rep, variant) == ("fix-bug", 1, "baseline") else json.dumps(diagnostics),
             "private_root": f"/tmp/campaign-paired-runtime-{_canary('root')}",
         }
 
@@ -91,7 +92,6 @@ def plant(engine, monkeypatch) -> int:
     cid = insert_campaign(engine, trials, agent=f"/home/op/{_canary('agent')}.toml", experiment=experiment, stop_reason=f"Traceback {_canary('stop')}")
     with engine.begin() as conn:
         conn.execute(update(Campaign).where(Campaign.id == cid).values(completion_json=json.dumps({"note": _canary("completion")})))
-        conn.execute(update(Attempt).where(Attempt.campaign_id == cid, Attempt.seq == 1).values(schema_diagnostics=f"not json {_canary('badjson')}"))
     return cid
 
 
@@ -208,6 +208,17 @@ def test_anything_passed_through_the_schema_is_allowlisted(doc):
         assert again == clean and not any(changed.as_dict().values())
 
 
+@settings(max_examples=150, deadline=None)
+@given(strategy_for(S.REPORT_SCHEMA))
+def test_the_export_fixed_point_check_agrees_with_the_cleaners(doc):
+    """`campaign export` checks the report without re-cleaning it: the check must say
+    "unchanged" exactly when the cleaners would change nothing."""
+    clean, changed = S.sanitize(doc)
+    unchanged = not any(changed.as_dict().values()) and json.dumps(clean, sort_keys=True) == json.dumps(doc, sort_keys=True)
+    assert S.is_allowlisted(doc) == unchanged
+    assert S.is_allowlisted(clean)
+
+
 def test_built_reports_hold_only_allowlisted_strings(engine, monkeypatch):
     assert_only_allowed(build_report(engine, plant(engine, monkeypatch)))
 
@@ -218,11 +229,36 @@ def test_built_reports_hold_only_allowlisted_strings(engine, monkeypatch):
         ("openai-codex:gpt-6.1-sol", True),
         ("openrouter:meta-llama/llama-3.1-70b", True),
         ("anthropic:claude-sonnet-4-5@20250929", True),
+        # Real names in use (providers.toml, the agents' outputs, the tests).
+        ("anthropic:claude-sonnet-4-5-20250929", True),
+        ("claude-sonnet-4-5-20250929", True),
+        ("openai:gpt-5.1-codex", True),
+        ("openai:gpt-5-codex", True),
+        ("openrouter:anthropic/claude-sonnet-4.5", True),
+        ("offline:synthetic", True),
+        ("replay:scripted", True),
+        ("zai:glm-4.6", True),
+        ("gpt-4.1-mini-2025-04-14", True),
+        ("anthropic:claude-3-5-sonnet-latest", True),
+        ("vertex:claude-opus-4@latest", True),
         ("/home/user/model", False),
         ("gpt 4", False),
         ("a:b/../../etc", False),
         ("x" * 200, False),
         ("model\n", False),
+        # Paths, identifiers and addresses are never model names (issue 14, item 6).
+        ("anthropic:home/alice/secret", False),
+        ("anthropic:home/alice", False),
+        ("openrouter:Users/alice", False),
+        ("openrouter:a/b/c", False),
+        ("anthropic:123e4567-e89b-12d3-a456-426614174000", False),
+        ("123e4567-e89b-12d3-a456-426614174000", False),
+        ("openai:req-0123456789abcdef", False),
+        ("openai:alice@example.com", False),
+        ("alice@example.com", False),
+        ("anthropic:claude@home", False),
+        ("openai:settings.toml", False),
+        ("anthropic:id_rsa.pem", False),
     ],
 )
 def test_model_pattern(value, kept):
@@ -239,3 +275,41 @@ def test_a_credential_shaped_model_name_never_reaches_a_report():
         assert MODEL_RE.fullmatch(model), model
     for secret in ("sk-proj-" + "a1B2" * 12, "AKIAIOSFODNN7EXAMPLE", "ghp_" + "x" * 36, "anthropic:sk-ant-" + "Q" * 40):
         assert not MODEL_RE.fullmatch(secret), secret
+
+
+def test_a_path_uuid_or_address_in_agent_model_is_redacted_never_leaked(engine):
+    """Model names reach trials[].agent_model from agent output; a value shaped like a
+    path, an identifier or an e-mail address is replaced, and counted, like any refused id."""
+    leaks = ["anthropic:home/alice/secret", "anthropic:123e4567-e89b-12d3-a456-426614174000", "openai:alice@example.com"]
+    models = iter(leaks + ["anthropic:claude-sonnet-4-5-20250929"])
+    cid = insert_campaign(engine, paired_trials(["a", "b"], 1, lambda t, r, v: {"verified_pass": True, "agent_model": next(models)}))
+    report = build_report(engine, cid)
+    shown = [t["agent_model"] for t in report["trials"]]
+    assert shown == [S.redacted_id(v) for v in leaks] + ["anthropic:claude-sonnet-4-5-20250929"]
+    text = json.dumps(report)
+    assert all(part not in text for part in ("alice", "123e4567", "example.com"))
+    assert report["redaction"]["redacted_ids"] >= 3
+    assert all(m.startswith("redacted-") or m == "anthropic:claude-sonnet-4-5-20250929" for m in report["runtime"]["observed_models"])
+
+
+def test_export_refuses_a_report_that_is_not_a_fixed_point(engine):
+    import copy
+
+    from campaign.errors import CampaignError
+    from campaign.report.export import check_allowlisted
+
+    report = build_report(engine, insert_campaign(engine, paired_trials(["a", "b"], 1, lambda t, r, v: {"verified_pass": True})))
+    check_allowlisted(report)
+    for tamper in (
+        lambda d: d["trials"][0].__setitem__("agent_model", "anthropic:home/alice/secret"),
+        lambda d: d["trials"][1].__setitem__("prompt", "fix it"),
+        lambda d: d["trials"][1].pop("wall_seconds"),
+        lambda d: d["variants"][0].__setitem__("attempts", 2.0),
+        lambda d: d.__setitem__("schema_version", 4),
+        lambda d: d["completion"]["attempts_by_status"].__setitem__("exploded", 1),
+        lambda d: d["integrity"].__setitem__("chain_verified", "yes"),
+    ):
+        bad = copy.deepcopy(report)
+        tamper(bad)
+        with pytest.raises(CampaignError, match="allowlist"):
+            check_allowlisted(bad)

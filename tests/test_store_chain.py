@@ -144,7 +144,9 @@ def test_an_edited_column_is_detected(engine, clock, db_path, column, value):
     campaign_id, ids = _run(engine, clock, 4)
     _sql(db_path, f"UPDATE attempts SET {column} = ? WHERE id = ?", value, ids[1])
     problems = chain.verify_chain(engine, campaign_id)
-    assert _kinds(problems) == [("edited", 2)]
+    # A finished row edited to "interrupted" also leaves its finished trial without a result.
+    extra = [("missing", None)] if (column, value) == ("status", "interrupted") else []
+    assert _kinds(problems) == [("edited", 2), *extra]
     assert problems[0].attempt_id == ids[1]
     assert "changed after it was sealed" in problems[0].line()
 
@@ -156,7 +158,7 @@ def test_a_deleted_row_is_detected(engine, clock, db_path):
     problems = chain.verify_chain(engine, campaign_id)
     assert _kinds(problems) == [("missing", 3), ("missing", None)]
     assert "seq 2 missing" in problems[0].detail
-    assert f"trial {trial_id} is finished but has no attempt row" in problems[1].detail
+    assert f"trial {trial_id} is finished but has no finished attempt row" in problems[1].detail
 
 
 def test_deleting_the_last_row_is_detected_through_its_trial(engine, clock, db_path):
@@ -276,16 +278,22 @@ def test_seal_pending_stops_at_a_running_last_row(engine, clock):
     assert chain.verify_chain(engine, campaign_id) == []
 
 
-def test_a_row_cannot_be_sealed_past_a_running_one(engine, clock):
+def test_attempts_join_the_chain_in_the_order_they_finish(engine, clock):
+    """Workers run providers in parallel: an attempt started later may finish first. A
+    running row is not a link yet (provisional negative seq), so the chain never holds
+    a running row in its middle and verifies at every point."""
     campaign_id, trials = _campaign(engine)
-    stuck = _start(engine, trials[0], clock)
-    later = _start(engine, trials[1], clock)
-    # finish_attempt seals in the same transaction, so the whole finish is refused.
-    with pytest.raises(ConflictError, match="still running"):
-        _finish(engine, later, trials[1], clock)
-    assert repository.get_attempt(engine, later).status == "running"
-    assert repository.get_attempt(engine, stuck).row_hash is None
-    assert _kinds(chain.verify_chain(engine, campaign_id)) == [("running_not_last", 1)]
+    slow = _start(engine, trials[0], clock)
+    fast = _start(engine, trials[1], clock)
+    assert [repository.get_attempt(engine, a).seq for a in (slow, fast)] == [-1, -2]
+    assert chain.verify_chain(engine, campaign_id) == []
+    _finish(engine, fast, trials[1], clock)
+    assert repository.get_attempt(engine, fast).seq == 1
+    assert chain.verify_chain(engine, campaign_id) == []
+    _finish(engine, slow, trials[0], clock)
+    assert [repository.get_attempt(engine, a).seq for a in (fast, slow)] == [1, 2]
+    assert repository.get_attempt(engine, slow).prev_hash == repository.get_attempt(engine, fast).row_hash
+    assert chain.verify_chain(engine, campaign_id) == []
 
 
 def test_sealing_refuses_a_chain_with_a_gap(engine, clock, db_path):

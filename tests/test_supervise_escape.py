@@ -1,8 +1,14 @@
 """Issue 13 item 5: a descendant that leaves the attempt cgroup and keeps forking
-short-lived generations must never end in ``cleanup_complete = True`` while it runs."""
+short-lived generations must never end in ``cleanup_complete = True`` while it runs.
+
+Confined members (the default where the runner may confine) cannot leave at all:
+the write to the root cgroup is refused, the chain stays in the attempt cgroup,
+and ``cgroup.kill`` ends it with a proof. Unconfined (``confine_members=False``,
+as on a runner without CAP_SYS_ADMIN) the escape succeeds and must be a breach."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -14,6 +20,7 @@ import pytest
 
 from campaign import isolation
 from campaign.supervise import Supervisor, TeardownBudget
+from campaign.supervise import confine
 from campaign.supervise.cgroup import AttemptCgroup, cgroup2_mount
 
 FAST = TeardownBudget(grace=0.5, kill_wait=3.0, run_grace=0.3)
@@ -27,10 +34,14 @@ ESCAPER = textwrap.dedent(
     low, high = float(sys.argv[4]), float(sys.argv[5])
     if os.fork() == 0:
         os.setsid()
-        with open(root_procs, "w") as fh:
-            fh.write(str(os.getpid()))
+        try:
+            with open(root_procs, "w") as fh:
+                fh.write(str(os.getpid()))
+            moved = ""
+        except OSError as exc:
+            moved = f"refused: {exc.strerror}\\n"
         with open(flag, "w") as fh:
-            fh.write(open("/proc/self/cgroup").read())
+            fh.write(moved + open("/proc/self/cgroup").read())
         end = time.monotonic() + 20.0
         while time.monotonic() < end and not os.path.exists(flag + ".stop"):
             try:
@@ -129,20 +140,78 @@ def _reap_stale_zombies() -> bool:
             return False
 
 
-def run_escape(engine, attempt_id, root, env, marker, root_procs, flag, *, containment="cgroup2", nap=(0.005, 0.020)):
-    """Start the escaper in a cgroup2 supervisor; return (verdict, chain alive after teardown, provable)."""
+def run_escape(engine, attempt_id, root, env, marker, root_procs, flag, *, containment="cgroup2", nap=(0.005, 0.020), confined=False):
+    """Start the escaper in a supervisor; return (verdict, chain alive after teardown, provable)."""
     provable = not _reap_stale_zombies()
-    with Supervisor(engine, attempt_id, root, budget=FAST, containment=containment) as sup:
+    with Supervisor(engine, attempt_id, root, budget=FAST, containment=containment, confine_members=confined) as sup:
         client = sup.start("client", [sys.executable, "-c", ESCAPER, marker, root_procs, str(flag), str(nap[0]), str(nap[1])], env=env)
         assert client.wait(10) == 0
         deadline = time.monotonic() + 10
         while not (flag.exists() and flag.read_text()):
-            assert time.monotonic() < deadline, "the escaper never left the cgroup"
+            assert time.monotonic() < deadline, "the escaper never tried to leave the cgroup"
             time.sleep(0.01)
-        assert "0::/\n" in flag.read_text()  # it really is in the root cgroup now
+        if confined:
+            # Refused, and its own view of its cgroup is the namespace root: it is still inside.
+            assert flag.read_text().startswith("refused: Read-only file system"), flag.read_text()
+        else:
+            assert "0::/\n" in flag.read_text()  # it really is in the root cgroup now
         time.sleep(0.3)  # let the chain run a few generations
     verdict = sup.teardown()
     return verdict, _chain_alive(marker), provable
+
+
+@pytest.mark.parametrize("nap", [pytest.param((0.005, 0.020), id="5-20ms"), pytest.param((0.0005, 0.003), id="0.5-3ms")])
+def test_a_confined_member_cannot_leave_its_cgroup_and_is_proven_gone(engine, escape_setup, nap):
+    if not confine.available():
+        pytest.skip("confinement needs CAP_SYS_ADMIN in the runner")
+    attempt_id, root, env, marker, root_procs, flag = escape_setup
+    verdict, alive_after, _ = run_escape(engine, attempt_id, root, env, marker, root_procs, flag, nap=nap, confined=True)
+    assert not alive_after, f"the chain outlived teardown ({verdict})"
+    # The chain never left, so cgroup.kill and an empty, removed cgroup prove it gone.
+    assert verdict.cleanup_complete and verdict.outcome in ("clean", "forced"), verdict
+    assert "escaped_cgroup" not in verdict.reasons
+
+
+def test_a_confined_member_cannot_mount_or_regain_capabilities(engine, make_attempt, tmp_path):
+    if os.geteuid() != 0 or not confine.available():
+        pytest.skip("confinement needs root with CAP_SYS_ADMIN")
+    attempt_id, _ = make_attempt()
+    root = isolation.create_private_root(tmp_path)
+    env = isolation.build_env(root, os.environ)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "canary").write_text("keep")
+    target = tmp_path / "target"
+    target.mkdir()
+    report = tmp_path / "report.json"
+    probe = textwrap.dedent(
+        f"""
+        import ctypes, json, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        out = {{}}
+        out["bind_mount"] = libc.mount({str(outside).encode()!r}, {str(target).encode()!r}, None, 4096, None) == 0
+        out["unshare_mount_ns"] = libc.unshare(0x00020000) == 0
+        out["setns_host"] = False
+        try:
+            fd = os.open("/proc/1/ns/mnt", os.O_RDONLY)
+            out["setns_host"] = libc.setns(fd, 0) == 0
+        except OSError:
+            pass
+        status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
+        out["cap_sys_admin"] = bool(int(status["CapBnd"].strip(), 16) >> 21 & 1) or bool(int(status["CapEff"].strip(), 16) >> 21 & 1)
+        out["cgroup_view"] = open("/proc/self/cgroup").read()
+        json.dump(out, open({str(report)!r}, "w"))
+        """
+    )
+    with Supervisor(engine, attempt_id, root, budget=FAST) as sup:
+        assert sup.start("client", [sys.executable, "-c", probe], env=env).wait(10) == 0
+    assert sup.teardown().cleanup_complete
+    seen = json.loads(report.read_text())
+    assert seen["bind_mount"] is False and seen["unshare_mount_ns"] is False and seen["setns_host"] is False, seen
+    assert seen["cap_sys_admin"] is False
+    # Its cgroup namespace root is the attempt cgroup.
+    assert "0::/" in seen["cgroup_view"].splitlines(), seen["cgroup_view"]
+    assert os.listdir(target) == [] and (outside / "canary").read_text() == "keep"
 
 
 NAPS = [pytest.param((0.005, 0.020), id="5-20ms"), pytest.param((0.0005, 0.003), id="0.5-3ms")]

@@ -16,6 +16,8 @@ from campaign.cli.report import export, report
 from campaign.cli.sql import sql
 from campaign.cli.tasks import tasks
 from campaign.cli.verify import verify
+from campaign.cli.worker import worker
+from campaign.cli.view import view
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,6 +37,8 @@ cli.add_command(verify)
 cli.add_command(replay_server)
 cli.add_command(profiler)
 cli.add_command(probe)
+cli.add_command(worker)
+cli.add_command(view)
 
 
 def main() -> None:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import click
 
-from campaign.cli.common import core_errors, db_option
+from campaign.cli.common import OutputDir, core_errors, db_option
 from campaign.lanes import options as opt
+from campaign.errors import Interrupted
 from campaign.lanes import multi_provider, nonpaired, paired_live, paired_plan
+from campaign.lanes.continuation import CampaignBlocked
+from campaign.lanes.parallel import WorkerLost
 from campaign.report import write_report
 
 _PATH = click.Path(path_type=Path)
@@ -31,17 +36,52 @@ def _live(options: opt.CodingOptions, db: str | None) -> None:
     click.echo(f"store: {result.store} (campaign {result.campaign_id})")
 
 
+def _usd(amount: Decimal) -> str:
+    """An exact amount without trailing zeros: 0.204918, 1, 10."""
+    return format(amount.normalize(), "f")
+
+
+def _program() -> list[str]:
+    """How this process was started, so printed next steps run as typed."""
+    return [sys.executable, "-m", "campaign"] if sys.argv[0].endswith("__main__.py") else [sys.argv[0]]
+
+
+def _rerun_command(*extra: str) -> str:
+    """This very command line, to print as the next step."""
+    args = sys.argv[1:]
+    return shlex.join([*_program(), *args, *(flag for flag in extra if flag not in args)])
+
+
 def _campaign(options: opt.CodingOptions, db: str | None) -> None:
-    result = multi_provider.run(options, db, catalog_path=options.providers_catalog, stream=sys.stderr)
+    try:
+        result = multi_provider.run(options, db, catalog_path=options.providers_catalog, stream=sys.stderr)
+    except Interrupted:
+        # Everything is persisted before this is raised; say how to go on.
+        click.echo(f"progress is saved; to continue, run: {_rerun_command('--resume')}", err=True)
+        raise
+    except CampaignBlocked as exc:
+        raise click.ClickException(exc.describe(rerun=_rerun_command("--resume", "--continue-blocked"), program=shlex.join(_program()))) from None
+    except WorkerLost as exc:
+        next_step = _rerun_command("--resume", "--continue-blocked")
+        raise click.ClickException(str(exc).replace("the same command with --resume --continue-blocked added.", next_step).replace("  campaign recover", f"  {shlex.join(_program())} recover")) from None
     if not result.live:
         click.echo(f"would run {result.scheduled} trials, one at a time, interleaved by pair; nothing ran (add --live to execute)")
-        click.echo(f"store: {result.store}")
+        click.echo(f"store: nothing written; with --live the store is {result.store}")
         return
     stopped = f"; stopped: {result.stop_reason}" if result.stop_reason else ""
     click.echo(f"ran {result.attempted_now} attempts now; {result.left} of {result.scheduled} scheduled trials left{stopped}")
+    for name, spent in result.spends.items():
+        cap = f" of {_usd(result.caps.provider_max_usd)}" if result.caps.provider_max_usd is not None else ""
+        click.echo(f"spend {name}: {_usd(spent.usd)}{cap} USD counted as {spent.basis}")
+    if result.caps is not None and result.caps.campaign_max_usd is not None:
+        total = sum((s.usd for s in result.spends.values()), Decimal(0))
+        click.echo(f"spend, all providers: {_usd(total)} of {_usd(result.caps.campaign_max_usd)} USD")
     for path in result.reports:
-        click.echo(f"report: {path}")
-    click.echo(f"store: {result.store} (campaign {result.campaign_id}); continue with the same options plus --resume")
+        click.echo(f"report: {path}, {path.with_suffix('.md')}, {path.with_suffix('.svg')}")
+    if result.left:
+        click.echo(f"store: {result.store} (campaign {result.campaign_id}); to run the {result.left} trials left: {_rerun_command('--resume')}")
+    else:
+        click.echo(f"store: {result.store} (campaign {result.campaign_id}); every scheduled trial has a result or a recorded reason")
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -51,24 +91,29 @@ def _campaign(options: opt.CodingOptions, db: str | None) -> None:
 @click.option("--agent", metavar="NAME|FILE.toml", help="Agent profile: a built-in name or a profile file [default: offline].")
 @click.option("--model", metavar="PROVIDER:MODEL", help=f"One model route for every variant [default: {opt.DEFAULT_MODEL}].")
 @click.option("--tasks", metavar="NAME,NAME", help="Benchmark tasks [default: all twelve].")
-@click.option("--repetitions", type=int, metavar="N", help=f"Paired only: positive repetitions per task and variant [default: {opt.DEFAULT_REPETITIONS}].")
-@click.option("--seed", type=int, metavar="N", help=f"Paired only: scheduling and uncertainty seed [default: {opt.DEFAULT_SEED}].")
-@click.option("--config", type=_PATH, metavar="FILE.toml", help="Paired only, required: base config without runtime.tools.disclosure (keep it outside --source).")
+@click.option("--repetitions", type=int, metavar="N", help=f"Paired and --campaign: positive repetitions per task and variant [default: {opt.DEFAULT_REPETITIONS}].")
+@click.option("--seed", type=int, metavar="N", help=f"Paired and --campaign: scheduling and uncertainty seed [default: {opt.DEFAULT_SEED}].")
+@click.option("--config", type=_PATH, metavar="FILE.toml", help="Base config without runtime.tools.disclosure, outside --source: required with --paired, optional with --campaign.")
 @click.option("--timeout", type=int, metavar="S", help=f"Positive per-attempt deadline in seconds [default: {opt.DEFAULT_TIMEOUT}].")
 @click.option("--run-timeout", type=int, metavar="S", help=f"Paired only: positive whole-run deadline in seconds [default: {opt.DEFAULT_RUN_TIMEOUT}].")
 @click.option("--profile-python", type=_PATH, metavar="PATH", help="Paired only: Python >= 3.11 for the profiler [default: this interpreter].")
-@click.option("--output", type=_PATH, metavar="FILE.json", help="Required. Without --live: the unsigned plan template. Must be outside --source (refused inside: it would change the source digest).")
+@click.option("--output", type=_PATH, metavar="FILE.json", help="Required without --campaign (which writes to --output-dir): the report, or with --paired and no --live the unsigned plan template. Must be outside --source (it would change the source digest).")
 @click.option("--plan", type=_PATH, metavar="FILE.json", help="Paired --live only: the approved plan object (not the template).")
 @click.option("--approve-plan-digest", metavar="SHA256", help="Paired --live only: lowercase SHA-256 of the canonical approved plan.")
-@click.option("--live/--no-live", default=None, help="Paired only: allow paid calls once every approval check passes; never implied.")
+@click.option("--live/--no-live", default=None, help="Never implied. --paired: allow paid calls once every approval check passes; --campaign: run the trials (without it, only the schedule is shown).")
 @click.option("--failure-dir", type=_PATH, metavar="DIR", help="Private failure bundles, outside --source; never upload or commit them.")
 @click.option("--campaign", "campaign", is_flag=True, help="Resumable multi-provider campaign (baseline vs coding per provider); --live executes, --resume continues.")
 @click.option("--providers", metavar="NAME,NAME", help="Campaign only: providers from the catalog [default: offline].")
 @click.option("--variants", metavar="baseline,coding", help="Campaign only: the variants (only baseline,coding is supported).")
 @click.option("--control-plane-port", type=int, metavar="PORT", help="Campaign only: a fixed loopback port for the agent runtime's control plane [default: OS-chosen].")
-@click.option("--output-dir", type=_PATH, metavar="DIR", help="Campaign only, required: the store (campaign.db) and reports live here.")
+@click.option("--output-dir", type=OutputDir(), metavar="DIR", help="Campaign only, required: the store (campaign.db) and reports live here.")
 @click.option("--resume", is_flag=True, help="Campaign only: continue the campaign in --output-dir from what the store records.")
 @click.option("--providers-catalog", type=_PATH, metavar="FILE.toml", help="Campaign only: a providers catalog instead of the shipped one.")
+@click.option("--continue-blocked", "continue_blocked", is_flag=True, help="Campaign only, with --resume: when a killed runner blocked the campaign and recovery proved its processes gone, continue the experiment in a new linked campaign that carries over the finished, verified trials.")
+@click.option("--max-spend-usd", metavar="USD", help="Campaign only, with --attempt-ceiling-usd: each provider's spend cap; an attempt starts only while its spend so far plus the ceiling fits. Measured cost where the client reports it, list-price equivalent otherwise.")
+@click.option("--max-total-spend-usd", metavar="USD", help="Campaign only, with --attempt-ceiling-usd: one cap over every provider's spend together, held even when workers race.")
+@click.option("--attempt-ceiling-usd", metavar="USD", help="Campaign only, with a cap: the most one attempt may spend, reserved when it is admitted; a higher cost stops that provider.")
+@click.option("--parallel-providers", type=int, metavar="N", help="Campaign only: run N local workers on the store, so providers run in parallel (each provider's trials stay one at a time, in schedule order). Workers elsewhere join with campaign worker.")
 @click.option("--schema-budgets", "schema_budgets", is_flag=False, flag_value="", multiple=True, metavar="ANY", help="Unsupported and always refused: the coding profile ignores budget_tokens, so budget variants would be identical treatments.")
 @db_option
 def coding(db: str | None, **values) -> None:
@@ -82,6 +127,12 @@ def coding(db: str | None, **values) -> None:
     --campaign runs baseline vs coding per provider, resumable with --resume.
     Keep --output, --config, --db and --failure-dir outside --source: a new file
     in the checkout changes the source digest. Option names must be given in full.
+
+    \b
+    Examples:
+      campaign coding --campaign --providers offline --repetitions 2 --live --resume --output-dir campaign-out
+      campaign coding --output /tmp/run/report.json --tasks semver-precedence
+      campaign coding --paired --config /tmp/demo/base.toml --output /tmp/demo/template.json
     """
     options = opt.CodingOptions(**values)
     with core_errors():

@@ -14,14 +14,25 @@ _PATH = click.Path(path_type=Path, dir_okay=False)
 
 @click.group()
 def plan() -> None:
-    """Work with paired plan templates and approved plans (no model calls)."""
+    """Work with paired plan templates and approved plans (no model calls).
+
+    \b
+    Examples:
+      campaign plan extract /tmp/demo/template.json /tmp/demo/plan.json
+      campaign plan digest /tmp/demo/plan.json
+    """
 
 
 @plan.command()
 @click.argument("template", type=_PATH)
 @click.argument("out", type=_PATH)
 def extract(template: Path, out: Path) -> None:
-    """Write the plan object held by TEMPLATE to OUT, for review and approval."""
+    """Write the plan object held by TEMPLATE to OUT, for review and approval.
+
+    \b
+    Example:
+      campaign plan extract /tmp/demo/template.json /tmp/demo/plan.json
+    """
     with core_errors():
         core.extract_plan(template, out)
     click.echo(f"plan: {out} (approved: false; review it, set its limits, then run `campaign plan digest {out}`)")
@@ -30,7 +41,12 @@ def extract(template: Path, out: Path) -> None:
 @plan.command()
 @click.argument("plan_file", metavar="PLAN", type=_PATH)
 def digest(plan_file: Path) -> None:
-    """Print the lowercase SHA-256 of PLAN's canonical JSON (the spec's canonical form)."""
+    """Print the lowercase SHA-256 of PLAN's canonical JSON (the spec's canonical form).
+
+    \b
+    Example:
+      DIGEST=$(campaign plan digest /tmp/demo/plan.json)
+    """
     with core_errors():
         value = core.digest_plan_file(plan_file)
     click.echo(value)

@@ -21,6 +21,10 @@ def probe(agent: str, model: str, task_name: str) -> None:
 
     No provider is called and nothing is spent. The same measurement binds the
     expected catalogs of an applied_profile_from = "wire" profile into a plan.
+
+    \b
+    Example:
+      campaign probe --agent claude-code --model anthropic:claude-sonnet-4-5
     """
     with core_errors():
         result = run_probe(agent, model, task_name, os.environ)

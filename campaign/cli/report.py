@@ -6,23 +6,36 @@ from pathlib import Path
 
 import click
 
-from campaign.cli.common import core_errors, db_option
+from campaign.cli.common import OutputDir, core_errors, db_option
 from campaign.report import export_report, write_report
 from campaign.store.migrate import open_store
 
 campaign_argument = click.argument("campaign_id", required=False, type=int, metavar="[CAMPAIGN_ID]")
+allow_unverified_option = click.option(
+    "--allow-unverified",
+    "allow_unverified",
+    is_flag=True,
+    help="Publish even when the attempt rows fail `campaign verify`; the report is marked unverified.",
+)
 
 
 @click.command()
 @campaign_argument
 @click.option("--output", "output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Report JSON; the .md summary and .svg plot go beside it.")
+@allow_unverified_option
 @db_option
-def report(campaign_id: int | None, output: Path, db: str | None) -> None:
-    """Write a campaign's sanitized JSON report with its Markdown summary and forest plot (default: the latest campaign)."""
+def report(campaign_id: int | None, output: Path, db: str | None, allow_unverified: bool) -> None:
+    """Write a campaign's sanitized JSON report with its Markdown summary and forest plot (default: the latest campaign).
+
+    \b
+    Examples:
+      campaign report --db campaign-out/campaign.db --output /tmp/report.json
+      campaign report 2 --output /tmp/campaign-2.json
+    """
     with core_errors():
         engine = open_store(db, create=False)
         try:
-            written = write_report(engine, campaign_id, output)
+            written = write_report(engine, campaign_id, output, allow_unverified=allow_unverified)
         finally:
             engine.dispose()
     click.echo(f"campaign {written.campaign_id}: {written.json}, {written.markdown}, {written.svg}")
@@ -30,14 +43,20 @@ def report(campaign_id: int | None, output: Path, db: str | None) -> None:
 
 @click.command()
 @campaign_argument
-@click.option("--output-dir", "output_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for the shareable JSON, Markdown and SVG.")
+@click.option("--output-dir", "output_dir", required=True, type=OutputDir(), help="Directory for the shareable JSON, Markdown and SVG.")
+@allow_unverified_option
 @db_option
-def export(campaign_id: int | None, output_dir: Path, db: str | None) -> None:
-    """Write the sanitized report pair for sharing; refuses a plan-only campaign."""
+def export(campaign_id: int | None, output_dir: Path, db: str | None, allow_unverified: bool) -> None:
+    """Write the sanitized report pair for sharing; refuses a plan-only campaign.
+
+    \b
+    Example:
+      campaign export --db campaign-out/campaign.db --output-dir /tmp/share
+    """
     with core_errors():
         engine = open_store(db, create=False)
         try:
-            written = export_report(engine, campaign_id, output_dir)
+            written = export_report(engine, campaign_id, output_dir, allow_unverified=allow_unverified)
         finally:
             engine.dispose()
     click.echo(f"campaign {written.campaign_id}: {written.json}, {written.markdown}, {written.svg}")

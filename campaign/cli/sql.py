@@ -14,7 +14,14 @@ from campaign.store.query import format_rows, run_readonly
 @click.option("--json", "fmt", flag_value="json", help="Rows as a JSON array of objects.")
 @click.option("--csv", "fmt", flag_value="csv", help="Rows as CSV with a header line.")
 def sql(statement: str, db: str | None, fmt: str | None) -> None:
-    """Run one read-only SQL statement against the store and print the rows."""
+    """Run one read-only SQL statement against the store and print the rows.
+
+    \b
+    Examples:
+      campaign sql "SELECT task, variant, status FROM trials" --db campaign-out/campaign.db
+      campaign sql "SELECT outcome, count(*) FROM attempts GROUP BY outcome" --json
+      campaign db tables --db campaign-out/campaign.db   # what there is to query
+    """
     with core_errors():
         columns, rows = run_readonly(db, statement)
     click.echo(format_rows(columns, rows, fmt or "table"), nl=False)

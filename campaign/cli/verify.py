@@ -18,6 +18,11 @@ def verify(campaign_id: int | None, db: str | None) -> None:
     Recomputes every attempt row's hash and its link to the row before, for
     CAMPAIGN_ID or, without it, every campaign in the store. Exits 1 with one
     line per problem.
+
+    \b
+    Examples:
+      campaign verify --db campaign-out/campaign.db
+      campaign verify 1 --db campaign-out/campaign.db
     """
     with core_errors():
         engine = open_store(db, create=False)

@@ -105,6 +105,8 @@ class AttemptOutcome:
     finalization_failed: bool
     # What stopped an engine_error attempt ("FileNotFoundError: ..."), for the operator; never stored.
     error: str | None = None
+    # The list-price equivalent of the recorded counters, when the attempt has a provider.
+    equivalent_spend_usd: float | None = None
 
     @property
     def stop_reason(self) -> str | None:
@@ -465,6 +467,7 @@ def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, s
     else:
         disposed = disposal.dispose(root, finalization_ok=finalization_ok, cleanup_complete=verdict.cleanup_complete)
     complete = spend_complete(record, flush_complete=flush_complete, profiling=plan.profiling)
+    equivalent = equivalent_spend(record, plan.provider).usd if plan.provider else None
     repository.finish_attempt(
         engine,
         attempt_id,
@@ -482,7 +485,7 @@ def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, s
         disposal_complete=disposed.disposal_complete,
         finalization_failed=disposed.finalization_failed,
         private_root=None if disposed.disposal_complete or root is None else str(root.path),
-        equivalent_spend_usd=equivalent_spend(record, plan.provider).usd if plan.provider else None,
+        equivalent_spend_usd=equivalent,
         **counter_fields(record),
     )
     result = AttemptOutcome(
@@ -497,6 +500,7 @@ def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, s
         disposal_complete=disposed.disposal_complete,
         finalization_failed=disposed.finalization_failed,
         error=error,
+        equivalent_spend_usd=equivalent,
     )
     if isinstance(stopped_by, Interrupted):
         raise stopped_by

@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -36,14 +35,14 @@ from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.agents.profiles import AgentProfile, load_profile, profile_identity
 from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_variant
 from campaign.errors import CampaignError, ConflictError, Interrupted, UsageProblem
+from campaign.lanes import continuation, parallel, worker
 from campaign.lanes import options as opt
-from campaign.lanes.attempt import AttemptPlan, run_attempt
 from campaign.plan import canonical_digest
 from campaign.progress import AttemptFinished, Progress, ProviderPlan, TrialsNotAttempted
 from campaign.providers import Catalog, Provider, load_catalog, resolve_providers
 from campaign.report import write_report
 from campaign.schedule import VARIANTS, build_schedule
-from campaign.store import chain, repository
+from campaign.store import chain, leases, repository
 from campaign.store.engine import describe
 from campaign.store.migrate import open_store
 from campaign.supervise import critical, interruptible
@@ -85,6 +84,9 @@ class CampaignResult:
     left: int
     stop_reason: str | None
     live: bool
+    # With spend caps: each provider's exact spend and the basis it was counted on.
+    spends: Mapping[str, repository.ProviderSpend] = dataclasses.field(default_factory=dict)
+    caps: leases.Caps | None = None
 
 
 class ResumeRefused(CampaignError):
@@ -212,28 +214,11 @@ def mismatched_fields(stored: Mapping[str, Any], current: Mapping[str, Any]) -> 
     return sorted(k for k in set(stored) | set(current) if stored.get(k) != current.get(k))
 
 
-# A blocking fact -> the stop reason it records, most serious first.
-_BLOCKING = (
-    ("cleanup_unverified", "cleanup unverified", lambda a: a.cleanup_complete is not True),
-    ("finalization_failed", "finalization incomplete", lambda a: a.finalization_failed is True),
-    ("disposal_failed", "disposal failed", lambda a: a.disposal_complete is False),
-)
-
-
 def blocking_attempts(engine: Engine, campaign_id: int) -> tuple[str | None, list[str]]:
     """(stop reason, one line per attempt) for finished attempts whose cleanup, disposal or
     finalization is unproven: while any exists, resume admits nothing."""
-    reasons: list[str] = []
-    lines = []
-    for a in repository.unresolved_attempts(engine, campaign_id):
-        if a.status == "running":
-            continue  # orphans are recovered first, then judged
-        facts = [(reason, text) for reason, text, bad in _BLOCKING if bad(a)]
-        if facts:
-            reasons += [reason for reason, _ in facts]
-            lines.append(f"attempt {a.id}: {', '.join(text for _, text in facts)}")
-    first = next((reason for reason, _, _ in _BLOCKING if reason in reasons), None)
-    return first, lines
+    found = continuation.blockers(engine, campaign_id)
+    return continuation.first_reason(found), [b.line() for b in found]
 
 
 def recover_orphans(engine: Engine, campaign_id: int, url: URL) -> list[int]:
@@ -241,21 +226,7 @@ def recover_orphans(engine: Engine, campaign_id: int, url: URL) -> list[int]:
     record them interrupted with their finalization incomplete. Returns their ids."""
     orphans = [a for a in repository.attempts_for(engine, campaign_id) if a.status == "running"]
     for attempt in orphans:
-        env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL") if k in os.environ}
-        argv = [sys.executable, "-I", "-m", "campaign.supervise.recovery", str(attempt.id)]
-        if url.password:
-            env["CAMPAIGN_DB"] = url.render_as_string(hide_password=False)  # never in the process list
-        else:
-            argv += ["--db", url.render_as_string(hide_password=False)]
-        subprocess.run(
-            argv,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=120,
-            check=False,
-        )
+        continuation.run_recovery(url, attempt.id)
         fresh = repository.get_attempt(engine, attempt.id)
         with critical():
             repository.finish_attempt(
@@ -324,7 +295,7 @@ def run(
         differing = mismatched_fields(_stored_experiment(existing), current)
         if differing:
             raise UsageProblem(f"these options would change the experiment: {', '.join(differing)}; resume with the original options or start a new --output-dir", option="--resume")
-        problems = chain.verify_chain(engine, campaign_id)
+        problems = [p for cid in repository.lineage(engine, campaign_id) for p in chain.verify_chain(engine, cid)]
         if problems:
             raise ResumeRefused("the attempt rows fail their hash chain (edited, deleted or reordered); resume refuses:\n" + "\n".join(p.line() for p in problems))
         take_lease(engine, campaign_id, me, proc)
@@ -341,93 +312,143 @@ def run(
             default_provider=inputs.providers[0].name,
         )
         take_lease(engine, campaign_id, me, proc)
+    caps = opt.campaign_caps(opts)
+    worker_me = leases.WorkerIdentity.of(me)
     try:
-        return _drive(engine, campaign_id, inputs, schedule, stream, timer, resumed=existing is not None)
+        if existing is not None and opts.resume:
+            campaign_id = _settle_resume(engine, campaign_id, inputs, me, proc, continue_blocked=opts.continue_blocked)
+        elif opts.continue_blocked:
+            raise UsageProblem("there is no campaign here to continue; drop --continue-blocked to start one", option="--continue-blocked")
+        if caps is not None:
+            repository.record_spend_limits(engine, campaign_id, caps)
+        leases.ensure_leases(engine, campaign_id, [p.name for p in inputs.providers])
+        if opts.parallel_providers:
+            return parallel.coordinate(engine, campaign_id, inputs, schedule, opts, stream=stream, caps=caps, timer=timer)
+        _hold_every_lease(engine, campaign_id, worker_me)
+        try:
+            return _drive(engine, campaign_id, inputs, schedule, stream, timer, caps, worker_me)
+        finally:
+            leases.release(engine, campaign_id, worker_me)
     finally:
         repository.release_campaign(engine, campaign_id, me)
+
+
+def _hold_every_lease(engine, campaign_id: int, me: leases.WorkerIdentity) -> None:
+    """The single runner drives every provider: it must hold every lease, so no worker
+    elsewhere runs one of them at the same time. Leases of lost workers are settled first."""
+    for lost in leases.stale(engine, campaign_id, worker.STALE_SECONDS):
+        leases.halt_lost(engine, campaign_id, lost)
+    others = leases.claim_all(engine, campaign_id, me)
+    if others:
+        leases.release(engine, campaign_id, me)
+        raise ConflictError(
+            f"provider(s) {', '.join(others)} of campaign {campaign_id} are held by a worker (campaign worker) or were halted; "
+            "wait for it, or recover a lost worker's attempt first; this runner exits without running anything"
+        )
+
+
+def _settle_resume(engine, campaign_id: int, inputs: CampaignInputs, me, proc: ProcFS, *, continue_blocked: bool) -> int:
+    """Make a resumed campaign safe to drive: requeue admissions no process ran for,
+    recover what a killed runner left running, and refuse (or, with --continue-blocked
+    and every blocker proven gone, continue in a new campaign) when work is unproven.
+    Returns the campaign to drive, with this runner holding its lease."""
+    repository.reset_admitted_without_attempt(engine, campaign_id)
+    recover_orphans(engine, campaign_id, engine.url)
+    found = continuation.blockers(engine, campaign_id)
+    reason = continuation.first_reason(found)
+    if reason is None:
+        if continue_blocked:
+            raise UsageProblem(f"campaign {campaign_id} is not blocked; resume it with --resume alone", option="--continue-blocked")
+        return campaign_id
+    row = repository.get_campaign(engine, campaign_id)
+    if row.state != "stopped" or row.stop_reason != reason:
+        repository.close_campaign(engine, campaign_id, reason, state="stopped")
+    reports = write_reports(engine, campaign_id, inputs)
+    carried = repository.carryable_trials(engine, campaign_id)
+    if continue_blocked:
+        found = continuation.prove_gone(engine, found)
+        if all(b.proven_gone for b in found):
+            successor = repository.create_continuation(engine, campaign_id, carried)
+            repository.release_campaign(engine, campaign_id, me)
+            take_lease(engine, successor, me, proc)
+            return successor
+    raise continuation.CampaignBlocked(campaign_id, reason, found, carried=len(carried), db=describe(engine.url), reports=[str(r) for r in reports])
 
 
 def _stored_experiment(row) -> dict[str, Any]:
     return json.loads(row.experiment_json)
 
 
-def _drive(engine, campaign_id, inputs: CampaignInputs, schedule, stream, timer, *, resumed: bool) -> CampaignResult:
-    providers = {p.name: p for p in inputs.providers}
+def _drive(engine, campaign_id, inputs: CampaignInputs, schedule, stream, timer, caps: leases.Caps | None = None, me: leases.WorkerIdentity | None = None) -> CampaignResult:
+    """Run every provider's scheduled trials here, in schedule order, holding every lease."""
     stop_reason: str | None = None
-    if resumed:
-        repository.reset_admitted_without_attempt(engine, campaign_id)
-        recover_orphans(engine, campaign_id, engine.url)
-        stop_reason, blocked = blocking_attempts(engine, campaign_id)
-        if stop_reason is not None:
-            repository.close_campaign(engine, campaign_id, stop_reason, state="stopped")
-            reports = write_reports(engine, campaign_id, inputs)
-            detail = "\n".join(blocked)
-            raise ResumeRefused(
-                f"campaign {campaign_id} admits no more work ({stop_reason}); remaining trials are recorded not_attempted.\n{detail}\n"
-                "Retained private roots are evidence: resolve them independently (campaign recover), never by editing rows. "
-                f"Reports: {', '.join(str(r) for r in reports)}"
-            )
+    # A provider stopped by its spend cap admits nothing more; the others go on.
+    provider_stops: dict[str, str] = {}
     repository.set_campaign_state(engine, campaign_id, expected=("running", "interrupted", "stopped", "completed"), state="running")
     trials = repository.trials_in_order(engine, campaign_id)
-    progress = _progress(engine, campaign_id, inputs, trials, stream)
+    progress = _progress(engine, campaign_id, inputs, trials, stream, caps)
+    lineage = repository.lineage(engine, campaign_id)
     attempted = 0
     try:
-        with interruptible():
+        with interruptible(), worker.Heartbeat(engine, campaign_id, me):
             for trial in trials:
                 if trial.status != "scheduled":
                     continue
                 if stop_reason is not None:
                     break
-                if not repository.admit_trial(engine, trial.id):
-                    continue  # another runner's: compare-and-set admission
-                provider = providers[trial.provider]
-                plan = AttemptPlan(
-                    task=benchmark.get_task(trial.task),
-                    profile=inputs.profiles[provider.name],
-                    model=provider.model,
-                    seed=inputs.seed,
-                    timeout_s=float(inputs.timeout),
-                    variant=trial.variant,
-                    config_text=inputs.configs[trial.variant].text,
-                    credential_names=(provider.credential_env,) if provider.credential_env else (),
-                    failure_dir=inputs.failure_dir,
-                    provider=provider,
-                    wire=inputs.wires.get(provider.name),
-                    expected_catalogs=inputs.wire_catalogs.get(provider.name),
-                    extra_env=(("CAMPAIGN_CONTROL_PLANE_PORT", str(inputs.control_plane_port)),) if inputs.control_plane_port else (),
-                )
-                result = run_attempt(engine, trial, plan, timer=timer)
-                attempted += 1
-                stop_reason = result.stop_reason
-                if progress:
-                    # seconds=None: the display times the whole attempt (teardown and verifier included).
-                    progress.update(AttemptFinished(provider.name, trial.variant, result.outcome == "passed", result.record.cost_usd, None, trial.trial_id))
+                done = worker.Step(provider_stop=provider_stops[trial.provider]) if trial.provider in provider_stops else None
+                done = done or worker.step(engine, trial, inputs, me=me, caps=caps, lineage=lineage, timer=timer)
+                if done.result is not None:
+                    attempted += 1
+                    if progress:
+                        # seconds=None: the display times the whole attempt (teardown and verifier included).
+                        progress.update(AttemptFinished(trial.provider, trial.variant, done.result.outcome == "passed", done.result.record.cost_usd, None, trial.trial_id))
+                stop_reason = done.campaign_stop or done.lost
+                if done.provider_stop:
+                    if trial.provider not in provider_stops:
+                        provider_stops[trial.provider] = done.provider_stop
+                    if done.result is None and repository.mark_not_attempted(engine, trial.id, done.provider_stop) and progress:
+                        progress.update(TrialsNotAttempted(trial.provider, 1, done.provider_stop))
+        stop_reason = stop_reason or next(iter(provider_stops.values()), None)
         repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
     except Interrupted:
         with critical():
-            # Trials not reached stay scheduled: --resume runs them.
+            # Trials not reached stay scheduled (an interrupted attempt's trial too): --resume runs them.
             repository.set_campaign_state(engine, campaign_id, expected=("running",), state="interrupted", stop_reason="interrupted")
             write_reports(engine, campaign_id, inputs)
         raise
     finally:
         if progress:
             progress.close()
+    return _result(engine, campaign_id, inputs, schedule, attempted, stop_reason, caps)
+
+
+def _result(engine, campaign_id: int, inputs: CampaignInputs, schedule, attempted: int, stop_reason: str | None, caps: leases.Caps | None) -> CampaignResult:
     reports = write_reports(engine, campaign_id, inputs)
     left = sum(t.status == "scheduled" for t in repository.trials_in_order(engine, campaign_id))
-    return CampaignResult(campaign_id, describe(engine.url), reports, len(schedule), attempted, left, stop_reason, live=True)
+    spends = {p.name: repository.provider_spend(engine, campaign_id, p.name) for p in inputs.providers} if caps else {}
+    return CampaignResult(campaign_id, describe(engine.url), reports, len(schedule), attempted, left, stop_reason, live=True, spends=spends, caps=caps)
 
 
-def _progress(engine, campaign_id: int, inputs: CampaignInputs, trials, stream) -> Progress | None:
+def _progress(engine, campaign_id: int, inputs: CampaignInputs, trials, stream, caps: leases.Caps | None = None) -> Progress | None:
     if stream is None:
         return None
     totals = {p.name: 0 for p in inputs.providers}
     for t in trials:
         totals[t.provider] += 1
-    progress = Progress([ProviderPlan(name, total) for name, total in totals.items()], inputs.variants, stream=stream)
+    each = float(caps.provider_max_usd) if caps and caps.provider_max_usd is not None else None
+    total_cap = float(caps.campaign_max_usd) if caps and caps.campaign_max_usd is not None else None
+    progress = Progress([ProviderPlan(name, total, each) for name, total in totals.items()], inputs.variants, stream=stream, cap_usd=total_cap)
     by_pk = {t.id: t for t in trials}
+    # Results only: an interrupted attempt has no verdict and its trial runs again.
     done = [
         AttemptFinished(by_pk[a.trial_pk].provider, by_pk[a.trial_pk].variant, a.outcome == "passed", a.cost_usd, (a.ended_at - a.started_at).total_seconds() if a.ended_at else None)
         for a in repository.attempts_for(engine, campaign_id)
+        if a.status == "finished"
+    ]
+    done += [
+        AttemptFinished(t.provider, t.variant, a.outcome == "passed", a.cost_usd, (a.ended_at - a.started_at).total_seconds() if a.ended_at else None)
+        for t, a in repository.carried_results(engine, campaign_id)
     ]
     skipped = [TrialsNotAttempted(t.provider, 1, t.not_attempted_reason) for t in trials if t.status == "not_attempted"]
     progress.preload([*done, *skipped])

@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TypeVar
 
 from campaign.digests import MIN_PROFILE_PYTHON, NotAPython, PythonInfo, git_toplevel, probe_python
 from campaign.errors import UsageProblem
+from campaign.store.leases import Caps
 
 DEFAULT_MODEL = "openai-codex:gpt-6.1-sol"
 DEFAULT_AGENT = "offline"
@@ -78,6 +80,11 @@ class CodingOptions:
     output_dir: Path | None = None
     resume: bool = False
     providers_catalog: Path | None = None
+    continue_blocked: bool = False
+    max_spend_usd: str | None = None
+    max_total_spend_usd: str | None = None
+    attempt_ceiling_usd: str | None = None
+    parallel_providers: int | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,11 @@ CAMPAIGN_ONLY = (
     ("--output-dir", "output_dir"),
     ("--resume", "resume"),
     ("--providers-catalog", "providers_catalog"),
+    ("--continue-blocked", "continue_blocked"),
+    ("--max-spend-usd", "max_spend_usd"),
+    ("--max-total-spend-usd", "max_total_spend_usd"),
+    ("--attempt-ceiling-usd", "attempt_ceiling_usd"),
+    ("--parallel-providers", "parallel_providers"),
 )
 # Options the campaign mode replaces (--live replaces the plan gate; the store and
 # reports live in --output-dir; each provider brings its own model).
@@ -171,6 +183,43 @@ def check_campaign_mode(opts: CodingOptions) -> None:
         raise UsageProblem("--campaign needs --output-dir DIR (the store and the reports live there)", option="--output-dir")
     if opts.control_plane_port is not None and not 1 <= opts.control_plane_port <= 65535:
         raise UsageProblem(f"must be a port in 1..65535, got {opts.control_plane_port}", option="--control-plane-port")
+    if opts.continue_blocked and not opts.resume:
+        raise UsageProblem("--continue-blocked continues a blocked campaign, so it needs --resume too", option="--continue-blocked")
+    campaign_caps(opts)
+    if opts.parallel_providers is not None and opts.parallel_providers < 1:
+        raise UsageProblem(f"must be 1 or more, got {opts.parallel_providers}", option="--parallel-providers")
+
+
+def campaign_caps(opts: CodingOptions) -> Caps | None:
+    """--max-spend-usd (each provider), --max-total-spend-usd (the campaign) and
+    --attempt-ceiling-usd, as exact decimals; None when no cap is asked for.
+
+    The paired lane's gate: an attempt is admitted only while spend so far plus the
+    ceilings reserved by attempts in flight plus its own ceiling fits every cap."""
+    names = (("--max-spend-usd", opts.max_spend_usd), ("--max-total-spend-usd", opts.max_total_spend_usd), ("--attempt-ceiling-usd", opts.attempt_ceiling_usd))
+    if all(value is None for _, value in names):
+        return None
+    values: dict[str, Decimal] = {}
+    for name, text in names:
+        if text is None:
+            continue
+        try:
+            value = Decimal(str(text).strip())
+        except InvalidOperation:
+            value = None
+        if value is None or not value.is_finite() or value <= 0:
+            raise UsageProblem(f"must be a positive number of US dollars, e.g. 5 or 0.25, got {text!r}", option=name)
+        values[name] = value
+    ceiling = values.get("--attempt-ceiling-usd")
+    if ceiling is None:
+        given = next(name for name in ("--max-spend-usd", "--max-total-spend-usd") if name in values)
+        raise UsageProblem(f"{given} needs --attempt-ceiling-usd too: the gate admits an attempt only while spend plus the per-attempt ceiling fits the maximum", option="--attempt-ceiling-usd")
+    if len(values) == 1:
+        raise UsageProblem("--attempt-ceiling-usd needs --max-spend-usd (each provider's cap) or --max-total-spend-usd (the campaign's)", option="--max-spend-usd")
+    for name in ("--max-spend-usd", "--max-total-spend-usd"):
+        if name in values and ceiling > values[name]:
+            raise UsageProblem(f"must not exceed {name}", option="--attempt-ceiling-usd")
+    return Caps(ceiling, provider_max_usd=values.get("--max-spend-usd"), campaign_max_usd=values.get("--max-total-spend-usd"))
 
 
 def check_mode(opts: CodingOptions) -> None:

@@ -10,6 +10,7 @@ reason, never counted as an attempt or a success.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -44,7 +45,7 @@ class LiveResult:
     stop_reason: str | None
 
 
-def gate(*, stop_reason: str | None, now: float, deadline: float, attempted: int, approval: Approval, measured: float) -> str | None:
+def gate(*, stop_reason: str | None, now: float, deadline: float, attempted: int, approval: Approval, measured: Decimal) -> str | None:
     """Why the next attempt must not start, or None. Checked before every attempt."""
     if stop_reason is not None:
         return stop_reason
@@ -112,6 +113,7 @@ def run(
         default_provider=inputs.model.provider,
     )
     repository.set_campaign_state(engine, campaign_id, expected=("running",), state="running")
+    repository.record_spend_limits(engine, campaign_id, approval.limits)
     configs = {v.variant: v.text for v in inputs.variants}
     stop_reason: str | None = None
     attempted = passed = 0

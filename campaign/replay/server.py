@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import signal
 import socket
 import threading
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from campaign.errors import CampaignError, UsageProblem
+from campaign.isolation import as_loopback
 from campaign.replay.app import build_app
 
 ANNOUNCE_PREFIX = "replay listening on"
@@ -27,13 +27,8 @@ ANNOUNCE_PATTERN = r"^replay listening on (\S+):(\d+)$"
 
 def check_loopback(host: str) -> str:
     """The address to bind; anything that is not loopback is refused (the replay is a local fake)."""
-    if host == "localhost":
-        return "127.0.0.1"
-    try:
-        if ipaddress.ip_address(host).is_loopback:
-            return host
-    except ValueError:
-        pass
+    if (loopback := as_loopback(host)) is not None:
+        return loopback
     raise UsageProblem(f"{host!r} is not a loopback address; the replay server only binds loopback (e.g. 127.0.0.1)", option="--host")
 
 

@@ -1,20 +1,40 @@
-"""The report's SQL: per-variant aggregates, per-task paired means, completion counts.
+"""The report's SQL: per-variant aggregates, per-task paired means, completion counts, spend.
 
 With ``store/`` this is the one place SQL lives. Everything here is SQLAlchemy
 Core (GROUP BY and conditional sums, no dialect-specific functions), so it
 runs the same on SQLite and PostgreSQL and the database, not Python, does the
 counting over large stores. Unknown stays NULL: ``sum`` and ``avg`` skip NULLs,
-and every count of "known" values is a ``count(column)``.
+and every count of "known" values is a ``count(column)``. Dollar sums are
+exact (``store.money``: integer nano-dollars in SQL, ``Decimal`` here).
+
+Which attempt is a trial's result. A trial may own several attempt rows: an
+attempt interrupted on request (or orphaned ``running`` by a killed runner)
+keeps its row and its spend but carries no verdict, and the trial gets a fresh
+attempt on resume. At most one attempt per trial is ``finished``: that one is
+the trial's result. A campaign that continues a blocked one has trials that
+carry an earlier campaign's verified result (``trials.carried_from_trial_pk``);
+their attempts are read through that link, never copied. ``_OWNER`` below is
+the one expression that says whose attempts a trial reads.
+
+Two sets of attempts, then:
+
+- results: the finished attempt of each trial in scope (through ``_OWNER``):
+  outcomes, wall time, counters and the paired differences use these only;
+- spend: every attempt row of this campaign and of the campaigns it continues
+  (``Scope.lineage``), whatever its status: interrupted attempts and an earlier
+  campaign's attempts that were not carried over were paid for too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Float, and_, case, cast, func, null, or_, select
+from sqlalchemy import Connection, Float, and_, case, cast, func, literal, null, or_, select
 
+from campaign.store import money
 from campaign.store.models import Attempt, Trial
 
 attempts = Attempt.__table__
@@ -37,23 +57,63 @@ MISSING_COUNTERS = (
 # Bridge diagnostics count only with the diagnostic version marker.
 DIAGNOSTIC_COUNTERS = ("discovery_failures", "incorrect_tool_calls")
 
+# The trial row whose attempts a trial reads: its own, or, for a trial a
+# continuation carried over, the earlier campaign's trial holding its result.
+# Every join from a trial to its attempts goes through this expression.
+_OWNER = func.coalesce(trials.c.carried_from_trial_pk, trials.c.id)
+_FINISHED = attempts.c.status == "finished"
+# A trial with its result attempt (inner: trials that have one; outer: every trial).
+_results = trials.join(attempts, and_(attempts.c.trial_pk == _OWNER, _FINISHED))
+_results_outer = trials.outerjoin(attempts, and_(attempts.c.trial_pk == _OWNER, _FINISHED))
+# An attempt with the trial row it belongs to (for spend: who ran it, not who reads it).
+_spent = attempts.join(trials, trials.c.id == attempts.c.trial_pk)
+
 
 @dataclass(frozen=True)
 class Scope:
-    """Which trials a report covers: one campaign, optionally one provider of it."""
+    """Which trials a report covers: one campaign, optionally one provider of it.
+
+    ``lineage`` is the campaign and every campaign it continues (newest first),
+    whose attempts the spend includes; empty means the campaign alone.
+    """
 
     campaign_id: int
     provider: str | None = None
+    lineage: tuple[int, ...] = field(default=())
+
+    @property
+    def campaigns(self) -> tuple[int, ...]:
+        return self.lineage or (self.campaign_id,)
+
+    @property
+    def continues(self) -> bool:
+        return len(self.campaigns) > 1
 
     def where(self) -> list[Any]:
+        """The trials in scope."""
         clauses = [trials.c.campaign_id == self.campaign_id]
         if self.provider is not None:
             clauses.append(trials.c.provider == self.provider)
         return clauses
 
+    def spend_where(self) -> list[Any]:
+        """The attempts in scope for spend (with ``_spent``): the whole lineage's."""
+        clauses = [attempts.c.campaign_id.in_(self.campaigns)]
+        if self.provider is not None:
+            clauses.append(trials.c.provider == self.provider)
+        return clauses
 
-_joined = trials.join(attempts, attempts.c.trial_pk == trials.c.id)
-_outer = trials.outerjoin(attempts, attempts.c.trial_pk == trials.c.id)
+    def is_result(self) -> Any:
+        """For an attempt row of the lineage: is it the result of a trial in this campaign?
+
+        Finished, and either this campaign's own or carried by one of its trials
+        (a continuation's earlier attempts that were not carried are spend only).
+        """
+        if not self.continues:
+            return _FINISHED
+        carrying = trials.alias("carrying")
+        carried = select(carrying.c.carried_from_trial_pk).where(carrying.c.campaign_id == self.campaign_id, carrying.c.carried_from_trial_pk.is_not(None))
+        return and_(_FINISHED, or_(attempts.c.campaign_id == self.campaign_id, attempts.c.trial_pk.in_(carried)))
 
 
 def _count_if(condition) -> Any:
@@ -64,17 +124,17 @@ def _passed() -> Any:
     return attempts.c.verified_pass.is_(True)
 
 
+# --- per variant: results ------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class VariantRow:
+    """One variant's result attempts (at most one finished attempt per trial)."""
+
     variant: str
     attempts: int
-    unfinished_attempts: int
+    carried: int
     successes: int
-    cost_sum: float | None
-    with_cost: int
-    complete_spend: int
-    equivalent_sum: float | None
-    with_equivalent: int
     wall_mean: float | None
     with_wall: int
     recoveries: int
@@ -83,9 +143,8 @@ class VariantRow:
 
 
 def variant_rows(conn: Connection, scope: Scope) -> list[VariantRow]:
-    """One row per variant that has at least one attempt."""
+    """One row per variant that has at least one result attempt."""
     c = attempts.c
-    complete = and_(c.spend_complete.is_(True), c.cost_usd.is_not(None))
     missing_cols = [_count_if(getattr(c, name).is_(None)).label(f"missing_{name}") for name in MISSING_COUNTERS]
     missing_cols += [
         _count_if(or_(c.diagnostic_events_version.is_(None), getattr(c, name).is_(None))).label(f"missing_{name}") for name in DIAGNOSTIC_COUNTERS
@@ -94,45 +153,105 @@ def variant_rows(conn: Connection, scope: Scope) -> list[VariantRow]:
         select(
             trials.c.variant,
             func.count(c.id).label("attempts"),
-            _count_if(c.status != "finished").label("unfinished"),
+            func.count(trials.c.carried_from_trial_pk).label("carried"),
             _count_if(_passed()).label("successes"),
-            func.sum(c.cost_usd).label("cost_sum"),
-            func.count(c.cost_usd).label("with_cost"),
-            _count_if(complete).label("complete_spend"),
-            func.sum(c.equivalent_spend_usd).label("equivalent_sum"),
-            func.count(c.equivalent_spend_usd).label("with_equivalent"),
             func.avg(cast(c.wall_seconds, Float)).label("wall_mean"),
             func.count(c.wall_seconds).label("with_wall"),
             _count_if(and_(c.tool_errors >= 1, _passed())).label("recoveries"),
             func.count(c.tool_errors).label("recoveries_known"),
             *missing_cols,
         )
-        .select_from(_joined)
+        .select_from(_results)
         .where(*scope.where())
         .group_by(trials.c.variant)
-        .order_by(trials.c.variant)
     )
-    out = []
-    for row in conn.execute(stmt).mappings():
-        out.append(
-            VariantRow(
-                variant=row["variant"],
-                attempts=int(row["attempts"]),
-                unfinished_attempts=int(row["unfinished"]),
-                successes=int(row["successes"]),
-                cost_sum=_float(row["cost_sum"]),
-                with_cost=int(row["with_cost"]),
-                complete_spend=int(row["complete_spend"]),
-                equivalent_sum=_float(row["equivalent_sum"]),
-                with_equivalent=int(row["with_equivalent"]),
-                wall_mean=_float(row["wall_mean"]),
-                with_wall=int(row["with_wall"]),
-                recoveries=int(row["recoveries"]),
-                recoveries_known=int(row["recoveries_known"]),
-                missing={name: int(row[f"missing_{name}"]) for name in MISSING_COUNTERS + DIAGNOSTIC_COUNTERS},
-            )
+    return [
+        VariantRow(
+            variant=row["variant"],
+            attempts=int(row["attempts"]),
+            carried=int(row["carried"]),
+            successes=int(row["successes"]),
+            wall_mean=_float(row["wall_mean"]),
+            with_wall=int(row["with_wall"]),
+            recoveries=int(row["recoveries"]),
+            recoveries_known=int(row["recoveries_known"]),
+            missing={name: int(row[f"missing_{name}"]) for name in MISSING_COUNTERS + DIAGNOSTIC_COUNTERS},
         )
-    return out
+        for row in conn.execute(stmt).mappings()
+    ]
+
+
+# --- spend: every attempt of the lineage ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpendRow:
+    """What one provider's attempts of one variant spent, over the whole lineage.
+
+    ``attempts`` counts every attempt row; ``results`` those that are a trial's
+    result; ``interrupted`` those with no verdict (interrupted, or left running by
+    a killed runner, ``running`` of them); ``not_carried`` finished attempts of an
+    earlier campaign whose trial ran again here. Sums are exact ``Decimal``.
+    """
+
+    provider: str
+    variant: str
+    attempts: int
+    results: int
+    interrupted: int
+    running: int
+    not_carried: int
+    cost_sum: Decimal | None
+    with_cost: int
+    complete_spend: int
+    equivalent_sum: Decimal | None
+    with_equivalent: int
+
+
+def spend_rows(conn: Connection, scope: Scope) -> list[SpendRow]:
+    """Per (provider, variant): counts and exact sums over every attempt in the spend scope."""
+    c = attempts.c
+    result = scope.is_result()
+    complete = and_(c.spend_complete.is_(True), c.cost_usd.is_not(None))
+    stmt = (
+        select(
+            trials.c.provider,
+            trials.c.variant,
+            func.count(c.id).label("attempts"),
+            _count_if(result).label("results"),
+            _count_if(~_FINISHED).label("interrupted"),
+            _count_if(c.status == "running").label("running"),
+            _count_if(and_(_FINISHED, ~result)).label("not_carried"),
+            money.sum_usd(c.cost_usd).label("cost_sum"),
+            func.count(c.cost_usd).label("with_cost"),
+            _count_if(complete).label("complete_spend"),
+            money.sum_usd(c.equivalent_spend_usd).label("equivalent_sum"),
+            func.count(c.equivalent_spend_usd).label("with_equivalent"),
+        )
+        .select_from(_spent)
+        .where(*scope.spend_where())
+        .group_by(trials.c.provider, trials.c.variant)
+    )
+    return [
+        SpendRow(
+            provider=row["provider"],
+            variant=row["variant"],
+            attempts=int(row["attempts"]),
+            results=int(row["results"]),
+            interrupted=int(row["interrupted"]),
+            running=int(row["running"]),
+            not_carried=int(row["not_carried"]),
+            cost_sum=money.usd(row["cost_sum"]),
+            with_cost=int(row["with_cost"]),
+            complete_spend=int(row["complete_spend"]),
+            equivalent_sum=money.usd(row["equivalent_sum"]),
+            with_equivalent=int(row["with_equivalent"]),
+        )
+        for row in conn.execute(stmt).mappings()
+    ]
+
+
+# --- paired differences ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -149,11 +268,12 @@ class TaskRow:
 def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
     """Per task: mean over complete pairs of (coding - baseline), for success and wall.
 
-    A pair counts when both its baseline and coding trials were attempted.
-    Success is ``verified_pass IS TRUE`` (a timeout or an unverified attempt is
-    a failure, as in the per-variant rates). Wall uses only pairs where both
-    wall times are known: ``avg`` skips the NULL difference, so a missing wall
-    time drops that pair's wall comparison and nothing else.
+    A pair is complete when both its baseline and coding trials have a result
+    (a finished attempt; an interrupted one is no result). Success is
+    ``verified_pass IS TRUE`` (a timeout or an unverified finished attempt is a
+    failure, as in the per-variant rates). Wall uses only pairs where both wall
+    times are known: ``avg`` skips the NULL difference, so a missing wall time
+    drops that pair's wall comparison and nothing else.
     """
     c, t = attempts.c, trials.c
 
@@ -172,7 +292,7 @@ def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
             per_variant(BASELINE, c.wall_seconds).label("b_wall"),
             per_variant(CODING, c.wall_seconds).label("c_wall"),
         )
-        .select_from(_outer)
+        .select_from(_results_outer)
         .where(*scope.where(), t.variant.in_((BASELINE, CODING)))
         .group_by(t.task, t.pair_id)
         .subquery("pair")
@@ -211,38 +331,31 @@ def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
     ]
 
 
-@dataclass(frozen=True)
-class Completion:
-    scheduled: int
-    trials_by_status: dict[str, int]
-    attempts_by_status: dict[str, int]
+# --- completion ----------------------------------------------------------------------
 
 
-def completion(conn: Connection, scope: Scope) -> Completion:
-    t, c = trials.c, attempts.c
-    by_status = dict(conn.execute(select(t.status, func.count()).where(*scope.where()).group_by(t.status)).all())
-    attempt_status = dict(conn.execute(select(c.status, func.count()).select_from(_joined).where(*scope.where()).group_by(c.status)).all())
-    return Completion(
-        scheduled=int(sum(by_status.values())),
-        trials_by_status={k: int(v) for k, v in by_status.items()},
-        attempts_by_status={k: int(v) for k, v in attempt_status.items()},
-    )
+def trials_by_status(conn: Connection, scope: Scope) -> dict[str, int]:
+    """How many trials in scope have each status (an index-only count)."""
+    t = trials.c
+    return {k: int(v) for k, v in conn.execute(select(t.status, func.count()).where(*scope.where()).group_by(t.status)).all()}
 
 
 def distinct_values(conn: Connection, scope: Scope) -> tuple[list[str], list[str], list[str]]:
-    """(providers, scheduled models, observed agent models), sorted."""
+    """(providers, scheduled models, observed agent models of the results), sorted."""
     t, c = trials.c, attempts.c
     # Sorted in Python (code point order), not by the database's collation.
     providers = sorted(conn.execute(select(t.provider).where(*scope.where()).distinct()).scalars().all())
     models = sorted(conn.execute(select(t.model).where(*scope.where()).distinct()).scalars().all())
     observed = conn.execute(
-        select(c.agent_model).select_from(_joined).where(*scope.where(), c.agent_model.is_not(None)).distinct().order_by(c.agent_model).limit(64)
+        select(c.agent_model).select_from(_results).where(*scope.where(), c.agent_model.is_not(None)).distinct().order_by(c.agent_model).limit(64)
     ).scalars().all()
     return list(providers), list(models), list(observed)
 
 
+# --- per-trial rows --------------------------------------------------------------------
+
 # The per-trial columns a report may read. Attempt.private_root, prev_hash and
-# row_hash are deliberately absent: the query never selects them.
+# row_hash are deliberately absent: the queries never select them.
 TRIAL_COLUMNS: Sequence[Any] = (
     trials.c.trial_id,
     trials.c.pair_id,
@@ -253,67 +366,128 @@ TRIAL_COLUMNS: Sequence[Any] = (
     trials.c.pair_order,
     trials.c.position,
 )
-ATTEMPT_COLUMNS: Sequence[Any] = (
-    attempts.c.seq.label("attempt_seq"),
-    attempts.c.status.label("attempt_status"),
-    attempts.c.outcome,
-    attempts.c.failure_class,
-    attempts.c.verified_pass,
-    attempts.c.verifier_exit_code,
-    attempts.c.wall_seconds,
-    attempts.c.completed_turns,
-    attempts.c.uncached_input_tokens,
-    attempts.c.cached_input_tokens,
-    attempts.c.cache_write_tokens,
-    attempts.c.output_tokens,
-    attempts.c.tool_calls,
-    attempts.c.tool_errors,
-    attempts.c.diagnostic_events_version,
-    attempts.c.discovery_failures,
-    attempts.c.incorrect_tool_calls,
-    attempts.c.cost_usd,
-    attempts.c.cost_reported,
-    attempts.c.spend_complete,
-    attempts.c.flush_complete,
-    attempts.c.equivalent_spend_usd,
-    attempts.c.cleanup_complete,
-    attempts.c.disposal_complete,
-    attempts.c.finalization_failed,
-    attempts.c.teardown_outcome,
-    attempts.c.containment,
-    attempts.c.config_digest,
-    attempts.c.fixture_digest,
-    attempts.c.agent_model,
-    attempts.c.applied_profiles,
-    attempts.c.schema_diagnostics,
-)
 
 
-def attempted_trials(conn: Connection, scope: Scope) -> tuple[list[str], Iterator[tuple[Any, ...]]]:
-    """(column names, rows) of every attempted trial, in schedule order."""
+def _interrupted_per_trial(scope: Scope) -> Any:
+    """trial_pk -> how many attempts without a verdict it holds (spend scope only)."""
+    c = attempts.c
+    return (
+        select(c.trial_pk.label("trial_pk"), func.count().label("n"))
+        .where(c.campaign_id.in_(scope.campaigns), ~_FINISHED)
+        .group_by(c.trial_pk)
+        .subquery("interrupted")
+    )
+
+
+def _with_interrupted(base: Any, scope: Scope) -> tuple[Any, Any]:
+    """``base`` outer-joined to the per-trial interrupted counts, and the count column."""
+    counts = _interrupted_per_trial(scope)
+    return base.outerjoin(counts, counts.c.trial_pk == _OWNER), func.coalesce(counts.c.n, 0).label("interrupted_attempts")
+
+
+def result_trials(conn: Connection, scope: Scope) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """(column names, rows) of every trial with a result, in schedule order.
+
+    Besides the stored columns: ``carried`` (the result is an earlier campaign's),
+    ``interrupted_attempts`` (attempts of the trial without a verdict), and the
+    derived per-attempt figures the allowlist reports, computed here so the rows
+    need no Python pass: the bridge counters are NULL without the diagnostic
+    version marker, and ``tool_error_recoveries`` is 1 for a verified success
+    that had a failed tool call, 0 otherwise, NULL when tool errors are unknown.
+    """
+    c = attempts.c
+    marked = c.diagnostic_events_version.is_not(None)
+    source, interrupted = _with_interrupted(_results, scope)
     stmt = (
-        select(*TRIAL_COLUMNS, *ATTEMPT_COLUMNS)
-        .select_from(_joined)
+        select(
+            *TRIAL_COLUMNS,
+            c.seq.label("attempt_seq"),
+            c.status.label("attempt_status"),
+            interrupted,
+            case((trials.c.carried_from_trial_pk.is_not(None), literal(True)), else_=literal(False)).label("carried"),
+            c.outcome,
+            c.failure_class,
+            c.verified_pass,
+            c.verifier_exit_code,
+            c.wall_seconds,
+            c.completed_turns,
+            c.uncached_input_tokens,
+            c.cached_input_tokens,
+            c.cache_write_tokens,
+            c.output_tokens,
+            c.tool_calls,
+            c.tool_errors,
+            c.diagnostic_events_version,
+            case((marked, c.discovery_failures), else_=null()).label("discovery_failures"),
+            case((marked, c.incorrect_tool_calls), else_=null()).label("incorrect_tool_calls"),
+            case((c.tool_errors.is_(None), null()), (and_(c.tool_errors >= 1, _passed()), 1), else_=0).label("tool_error_recoveries"),
+            c.cost_usd,
+            c.cost_reported,
+            c.spend_complete,
+            c.flush_complete,
+            c.equivalent_spend_usd,
+            c.cleanup_complete,
+            c.disposal_complete,
+            c.finalization_failed,
+            c.teardown_outcome,
+            c.containment,
+            c.config_digest,
+            c.fixture_digest,
+            c.agent_model,
+            c.applied_profiles,
+            c.schema_diagnostics,
+        )
+        .select_from(source)
         .where(*scope.where())
         .order_by(trials.c.position)
     )
     result = conn.execute(stmt)
-    return list(result.keys()), iter(result.all())
+    return list(result.keys()), result.all()
 
 
 def unattempted_trials(conn: Connection, scope: Scope) -> list[dict[str, Any]]:
-    """Scheduled trials with no attempt row (stopped, not reached, or admitted and lost)."""
+    """Scheduled trials without a result (stopped, not reached, or only interrupted attempts)."""
+    source, interrupted = _with_interrupted(_results_outer, scope)
     stmt = (
-        select(*TRIAL_COLUMNS, trials.c.status, trials.c.not_attempted_reason)
-        .select_from(_outer)
+        select(*TRIAL_COLUMNS, trials.c.status, trials.c.not_attempted_reason, interrupted)
+        .select_from(source)
         .where(*scope.where(), attempts.c.id.is_(None))
         .order_by(trials.c.position)
     )
     return [dict(row) for row in conn.execute(stmt).mappings()]
 
 
-def attempt_count(conn: Connection, scope: Scope) -> int:
-    return int(conn.execute(select(func.count(attempts.c.id)).select_from(_joined).where(*scope.where())).scalar_one())
+def spend_only_attempts(conn: Connection, scope: Scope) -> list[dict[str, Any]]:
+    """Attempts that count towards spend but are no trial's result, in campaign and seq order:
+    interrupted, left running by a killed runner, or an earlier campaign's not carried over."""
+    c = attempts.c
+    stmt = (
+        select(
+            *TRIAL_COLUMNS,
+            c.campaign_id,
+            c.seq.label("attempt_seq"),
+            c.status.label("attempt_status"),
+            c.wall_seconds,
+            c.cost_usd,
+            c.cost_reported,
+            c.spend_complete,
+            c.equivalent_spend_usd,
+            c.cleanup_complete,
+            c.disposal_complete,
+            c.finalization_failed,
+            c.teardown_outcome,
+            c.containment,
+        )
+        .select_from(_spent)
+        .where(*scope.spend_where(), ~scope.is_result())
+        .order_by(c.campaign_id, c.seq)
+    )
+    return [dict(row) for row in conn.execute(stmt).mappings()]
+
+
+def has_attempts(conn: Connection, scope: Scope) -> bool:
+    """Any attempt row in the spend scope (a campaign with none is plan-only or not started)."""
+    return conn.execute(select(attempts.c.id).select_from(_spent).where(*scope.spend_where()).limit(1)).first() is not None
 
 
 def _float(value: Any) -> float | None:
@@ -321,15 +495,17 @@ def _float(value: Any) -> float | None:
 
 
 __all__ = [
-    "Completion",
     "Scope",
+    "SpendRow",
     "TaskRow",
     "VariantRow",
-    "attempt_count",
-    "attempted_trials",
-    "completion",
     "distinct_values",
+    "has_attempts",
+    "result_trials",
+    "spend_only_attempts",
+    "spend_rows",
     "task_rows",
+    "trials_by_status",
     "unattempted_trials",
     "variant_rows",
 ]

@@ -7,6 +7,13 @@ Nothing else in this package writes a report, and the Markdown and the forest
 plot are rendered from this sanitized dictionary, never from the store. So the
 report can be regenerated at any time, and what it may contain is decided in
 one place.
+
+Outcomes (success, wall time, counters, the paired differences) come from each
+trial's result, its one finished attempt; an interrupted attempt has no verdict
+and is counted as interrupted, never as a failure. Spend comes from every
+attempt paid for, over the campaign and the campaigns it continues, in exact
+sums. Equivalent spend keeps its price basis per provider and is never summed
+across bases. ``integrity`` says whether the rows verified (``campaign verify``).
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ import functools
 import gc
 import json
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Engine
@@ -24,12 +33,15 @@ from sqlalchemy import Engine
 from campaign import __version__
 from campaign.errors import CampaignError, UsageProblem
 from campaign.report import aggregates, stats
+from campaign.report.integrity import Integrity
+from campaign.report.integrity import check as integrity_check
 from campaign.report.schema import (
     AGENTS,
     NOT_ATTEMPTED_REASONS,
     REDACTION,
     REPORT_SCHEMA,
     SHA256_RE,
+    TRIAL,
     VARIANTS,
     enum_or_unlisted,
     sanitize,
@@ -72,11 +84,13 @@ def is_plan_only(campaign: Campaign, attempts: int) -> bool:
     return campaign.state == "planned" or (not campaign.live and attempts == 0)
 
 
-def build_report(engine: Engine, campaign_id: int, *, provider: str | None = None) -> dict[str, Any]:
+def build_report(engine: Engine, campaign_id: int, *, provider: str | None = None, integrity: Integrity | None = None) -> dict[str, Any]:
     """The sanitized report dictionary for one campaign (refuses a plan-only campaign).
 
     ``provider`` limits the report to that provider's trials (a multi-provider
-    campaign reports each provider and the whole).
+    campaign reports each provider and the whole). ``integrity`` is the hash-chain
+    verification of the campaign and the campaigns it continues; when not given it
+    is run here, so every report says whether its rows verify.
     """
     campaign = resolve_campaign(engine, campaign_id)
     if campaign.kind == "nonpaired":
@@ -88,27 +102,34 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
             option="CAMPAIGN_ID",
         )
     experiment = _load_object(campaign.experiment_json)
-    scope = aggregates.Scope(campaign.id, provider)
-    with engine.connect() as conn, _gc_paused():
-        if is_plan_only(campaign, aggregates.attempt_count(conn, aggregates.Scope(campaign.id))):
+    lineage = tuple(repository.lineage(engine, campaign.id))
+    with engine.connect() as conn:
+        if is_plan_only(campaign, int(aggregates.has_attempts(conn, aggregates.Scope(campaign.id, None, lineage)))):
             raise PlanOnlyArtifact(
                 f"campaign {campaign.id} is plan-only (state {campaign.state}, no attempts); a plan template is not a live result and is not reported as one"
             )
-        attempted = aggregates.attempt_count(conn, scope)
+    if integrity is None:
+        integrity = integrity_check(engine, campaign.id)
+    scope = aggregates.Scope(campaign.id, provider, lineage)
+    with engine.connect() as conn, _gc_paused():
         variant_rows = aggregates.variant_rows(conn, scope)
+        spend_rows = aggregates.spend_rows(conn, scope)
         task_rows = aggregates.task_rows(conn, scope)
-        done = aggregates.completion(conn, scope)
+        by_status = aggregates.trials_by_status(conn, scope)
         providers, models, observed_models = aggregates.distinct_values(conn, scope)
         unattempted = [_not_attempted(row) for row in aggregates.unattempted_trials(conn, scope)]
-        names, rows = aggregates.attempted_trials(conn, scope)
+        spend_only = [_spend_only(row) for row in aggregates.spend_only_attempts(conn, scope)]
+        names, rows = aggregates.result_trials(conn, scope)
         agent = campaign.agent if campaign.agent in AGENTS else "custom"
         synthetic = _synthetic(agent, experiment, providers)
+        bases = _provider_bases(agent, experiment, providers)
         success, wall = _differences(task_rows, campaign.seed)
         raw = {
             "schema_version": SCHEMA_VERSION,
             "kind": KIND,
             "synthetic": synthetic,
             "evidence": "live" if campaign.live else "offline_unpaid",
+            "integrity": integrity.as_report(),
             "generator": {"version": __version__},
             "scope": {"provider": provider},
             "campaign": {
@@ -117,6 +138,7 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
                 "state": campaign.state,
                 "live": bool(campaign.live),
                 "stop_reason": campaign.stop_reason,
+                "continues_campaign_id": campaign.continues_campaign_id,
                 "created_at": campaign.created_at,
                 "started_at": campaign.started_at,
                 "finished_at": campaign.finished_at,
@@ -138,8 +160,8 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
                 "client_version_reason": None if _client_version(experiment) else "not_recorded_in_store",
             },
             "runtime_versions": _pricing(experiment),
-            "completion": _completion(campaign, done, attempted, unattempted),
-            "variants": _variants(variant_rows),
+            "completion": _completion(campaign, by_status, variant_rows, spend_rows, unattempted),
+            "variants": _variants(variant_rows, spend_rows, bases),
             "paired_differences": {
                 "bootstrap": {"resamples": stats.RESAMPLES, "confidence": stats.CONFIDENCE, "seed": campaign.seed},
                 # Either comparison resting on few task clusters is exploratory: missing
@@ -161,14 +183,21 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
                     for t in task_rows
                 ],
             },
-            "trials": _trials(names, rows),
+            "providers": [_provider(name, bases[name], [r for r in spend_rows if r.provider == name]) for name in providers],
+            "spend": _spend(scope, spend_rows, bases),
+            "trials": None,  # cleaned straight from the database rows below
             "not_attempted_trials": unattempted,
+            "spend_only_attempts": spend_only,
             "uncontrolled_factors": list(ALWAYS_UNCONTROLLED)
             + ["reasoning_provider_default" if experiment.get("reasoning") is None else "reasoning_configured_not_verified"],
             "decision": {"basis": _decision_basis(synthetic, success)},
             "redaction": None,
         }
         report, changed = sanitize(raw, REPORT_SCHEMA)
+        # The per-trial rows (one per trial with a result: 100,000 in the benchmark) go
+        # through the same TRIAL schema, cleaned from the row tuples in one generated loop.
+        report["trials"] = _trial_cleaner(tuple(names))(rows, changed)
+        del rows  # 100,000 database rows freed now, before the collector is back on
     report["redaction"] = sanitize(changed.as_dict(), REDACTION)[0]
     return report
 
@@ -180,7 +209,7 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
 def _gc_paused() -> Iterator[None]:
     """Pause the cyclic collector while building many small acyclic dicts.
 
-    The report makes two dicts per trial and no reference cycles; with 100,000
+    The report makes a dict per trial and no reference cycles; with 100,000
     trials the collector's repeated full passes cost about as much as the work.
     """
     was_enabled = gc.isenabled()
@@ -195,7 +224,7 @@ def _gc_paused() -> Iterator[None]:
 def _load_object(text: str | None) -> dict[str, Any]:
     try:
         value = json.loads(text) if text else {}
-    except ValueError:
+    except (ValueError, TypeError):
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -281,84 +310,227 @@ def _pricing(exp: dict[str, Any]) -> dict[str, Any]:
 
 
 def _not_attempted(row: dict[str, Any]) -> dict[str, Any]:
+    """A trial without a result: why (its not-attempted reason, or what its attempts were)."""
     status = row.pop("status")
     reason = row.pop("not_attempted_reason")
-    if status == "scheduled":
-        reason = "not_reached"
-    elif status != "not_attempted":
-        reason = "admitted_without_attempt"
+    if status != "not_attempted":
+        if row["interrupted_attempts"]:
+            # Its attempts were stopped (or left running by a killed runner) with no verdict.
+            reason = "interrupted"
+        elif status == "scheduled":
+            reason = "not_reached"
+        else:
+            reason = "admitted_without_attempt"
     row["status"] = status
     row["reason"] = enum_or_unlisted(reason, NOT_ATTEMPTED_REASONS) or "unlisted"
     return row
 
 
-def _completion(campaign: Campaign, done: aggregates.Completion, attempted: int, unattempted: list[dict[str, Any]]) -> dict[str, Any]:
+def _spend_only(row: dict[str, Any]) -> dict[str, Any]:
+    status = row["attempt_status"]
+    row["why"] = "not_carried" if status == "finished" else ("left_running" if status == "running" else "interrupted")
+    return row
+
+
+def _completion(
+    campaign: Campaign,
+    by_status: dict[str, int],
+    results: Sequence[aggregates.VariantRow],
+    spend: Sequence[aggregates.SpendRow],
+    unattempted: list[dict[str, Any]],
+) -> dict[str, Any]:
+    scheduled = sum(by_status.values())
+    # Trials with a result (a finished attempt); interrupted attempts are counted apart.
+    with_result = sum(r.attempts for r in results)
+    interrupted, running, every = (sum(r.interrupted for r in spend), sum(r.running for r in spend), sum(r.attempts for r in spend))
+    attempts_by_status = {"finished": every - interrupted, "interrupted": interrupted - running, "running": running}
     return {
         "state": campaign.state,
         "stop_reason": campaign.stop_reason,
-        "scheduled": done.scheduled,
-        "attempted": attempted,
-        "attempts_by_status": done.attempts_by_status,
+        "scheduled": scheduled,
+        "attempted": with_result,
+        "carried_trials": sum(r.carried for r in results),
+        "interrupted_attempts": interrupted,
+        "not_carried_attempts": sum(r.not_carried for r in spend),
+        # Every attempt row paid for (the campaigns it continues included), by status.
+        "attempts_by_status": {k: v for k, v in attempts_by_status.items() if v},
         "not_attempted": len(unattempted),
         "not_attempted_by_reason": dict(sorted(Counter(row["reason"] for row in unattempted).items())),
-        "all_scheduled_attempted": attempted == done.scheduled and not unattempted,
+        "all_scheduled_attempted": with_result == scheduled and not unattempted,
     }
 
 
-def _variants(rows: Sequence[aggregates.VariantRow]) -> list[dict[str, Any]]:
-    by_name = {row.variant: row for row in rows}
-    names = list(VARIANTS) + sorted(set(by_name) - set(VARIANTS))
-    return [_variant(name, by_name.get(name)) for name in names]
+# --- spend --------------------------------------------------------------------------------
+
+_BASIS_IDS = {"public list price": "public_list_price", "public_list_price": "public_list_price", "synthetic": "synthetic"}
+_EQUIVALENT_LABEL = {"public_list_price": "list-price equivalent, not billed", "synthetic": "synthetic-price equivalent, not billed"}
 
 
-def _variant(name: str, row: aggregates.VariantRow | None) -> dict[str, Any]:
-    if row is None or row.attempts == 0:
-        return {
-            "variant": name,
-            "attempts": 0,
-            "unfinished_attempts": 0,
-            "successes": 0,
-            "success_rate": None,
-            "success_rate_reason": "no_attempts",
-            "measured_spend_status": "no_attempts",
-            "attempts_with_cost": 0,
-            "attempts_with_complete_spend": 0,
-            "spend_complete": None,
-            "cost_per_verified_success_reason": "undefined_zero_successes",
-            "equivalent_spend_status": "no_attempts",
-            "equivalent_cost_per_verified_success_reason": "undefined_zero_successes",
-            "wall_seconds_measured": 0,
-            "tool_error_recoveries_known": 0,
-            "missing": {},
-        }
-    n = row.attempts
-    spend_complete = row.complete_spend == n
-    cost, cost_reason = _per_success(row.cost_sum, row.successes, spend_complete)
-    equivalent_complete = row.with_equivalent == n
-    eq_cost, eq_reason = _per_success(row.equivalent_sum, row.successes, equivalent_complete)
+def _provider_bases(agent: str, exp: dict[str, Any], providers: Sequence[str]) -> dict[str, str | None]:
+    """Each provider's price basis: the catalog's, recorded in the experiment; the offline
+    agent's simulated route is synthetic; otherwise unknown (None), never guessed."""
+    entries = exp.get("providers")
+    by_name = {e.get("name"): e for e in entries if isinstance(e, dict)} if isinstance(entries, list) else {}
+    out: dict[str, str | None] = {}
+    for name in providers:
+        entry = by_name.get(name)
+        basis = _BASIS_IDS.get(entry.get("basis")) if isinstance(entry, dict) and isinstance(entry.get("basis"), str) else None
+        if basis is None and (name == "offline" or (isinstance(entry, dict) and entry.get("agent") == "offline") or (entry is None and agent == "offline")):
+            basis = "synthetic"
+        out[name] = basis
+    return out
+
+
+@dataclass
+class _Sums:
+    """Exact spend sums over a set of SpendRows (a variant, a provider, the whole scope)."""
+
+    attempts: int = 0
+    results: int = 0
+    interrupted: int = 0
+    running: int = 0
+    not_carried: int = 0
+    cost: Decimal | None = None
+    with_cost: int = 0
+    complete: int = 0
+    with_equivalent: int = 0
+    # basis (None: unknown) -> exact equivalent sum of the providers on that basis
+    equivalent: dict[str | None, Decimal] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rows: Iterable[aggregates.SpendRow], bases: dict[str, str | None]) -> _Sums:
+        out = cls()
+        for r in rows:
+            out.attempts += r.attempts
+            out.results += r.results
+            out.interrupted += r.interrupted
+            out.running += r.running
+            out.not_carried += r.not_carried
+            out.with_cost += r.with_cost
+            out.complete += r.complete_spend
+            out.with_equivalent += r.with_equivalent
+            if r.cost_sum is not None:
+                out.cost = r.cost_sum if out.cost is None else out.cost + r.cost_sum
+            if r.equivalent_sum is not None:
+                basis = bases.get(r.provider)
+                out.equivalent[basis] = out.equivalent.get(basis, Decimal(0)) + r.equivalent_sum
+        return out
+
+    @property
+    def spend_complete(self) -> bool | None:
+        return self.complete == self.attempts if self.attempts else None
+
+    def measured(self) -> tuple[float | None, str]:
+        if not self.attempts:
+            return None, "no_attempts"
+        return (_usd(self.cost) if self.with_cost else None), _spend_status(self.with_cost, self.complete == self.attempts)
+
+    def equivalent_total(self) -> tuple[Decimal | None, str | None, str | None]:
+        """(exact sum, basis, status): one basis is summed; two bases are never added."""
+        if not self.attempts:
+            return None, None, "no_attempts"
+        if len(self.equivalent) > 1:
+            return None, None, "mixed_price_bases"
+        if not self.equivalent:
+            return None, None, "none_measured"
+        ((basis, total),) = self.equivalent.items()
+        return total, basis, _spend_status(self.with_equivalent, self.with_equivalent == self.attempts)
+
+
+def _usd(value: Decimal | None) -> float | None:
+    """An exact dollar sum as a JSON number (nano-dollar precision, so 0.1 + 0.2 is 0.3)."""
+    return None if value is None else float(value)
+
+
+def _variants(results: Sequence[aggregates.VariantRow], spend: Sequence[aggregates.SpendRow], bases: dict[str, str | None]) -> list[dict[str, Any]]:
+    by_name = {row.variant: row for row in results}
+    names = list(VARIANTS) + sorted((set(by_name) | {r.variant for r in spend}) - set(VARIANTS))
+    return [_variant(name, by_name.get(name), _Sums.of((r for r in spend if r.variant == name), bases)) for name in names]
+
+
+def _variant(name: str, row: aggregates.VariantRow | None, sums: _Sums) -> dict[str, Any]:
+    """Outcomes from the variant's result attempts; spend from every attempt it paid for."""
+    n = row.attempts if row is not None else 0
+    successes = row.successes if row is not None else 0
+    measured, measured_status = sums.measured()
+    cost, cost_reason = _per_success(sums.cost, successes, sums.spend_complete is True)
+    eq_total, eq_basis, eq_status = sums.equivalent_total()
+    if eq_status == "mixed_price_bases":
+        eq_cost, eq_reason = None, "mixed_price_bases" if successes else "undefined_zero_successes"
+    else:
+        eq_cost, eq_reason = _per_success(eq_total, successes, bool(sums.attempts) and sums.with_equivalent == sums.attempts)
     return {
         "variant": name,
         "attempts": n,
-        "unfinished_attempts": row.unfinished_attempts,
-        "successes": row.successes,
-        "success_rate": row.successes / n,
-        "success_rate_reason": None,
-        "measured_spend_usd": row.cost_sum if row.with_cost else None,
-        "measured_spend_status": _spend_status(row.with_cost, spend_complete),
-        "attempts_with_cost": row.with_cost,
-        "attempts_with_complete_spend": row.complete_spend,
-        "spend_complete": spend_complete,
+        "interrupted_attempts": sums.interrupted,
+        "unfinished_attempts": sums.running,
+        "not_carried_attempts": sums.not_carried,
+        "spend_attempts": sums.attempts,
+        "successes": successes,
+        "success_rate": successes / n if n else None,
+        "success_rate_reason": None if n else "no_attempts",
+        "measured_spend_usd": measured,
+        "measured_spend_status": measured_status,
+        "attempts_with_cost": sums.with_cost,
+        "attempts_with_complete_spend": sums.complete,
+        "spend_complete": sums.spend_complete,
         "cost_per_verified_success_usd": cost,
         "cost_per_verified_success_reason": cost_reason,
-        "equivalent_spend_usd": row.equivalent_sum if row.with_equivalent else None,
-        "equivalent_spend_status": _spend_status(row.with_equivalent, equivalent_complete),
+        "equivalent_spend_usd": _usd(eq_total),
+        "equivalent_spend_status": eq_status,
+        "equivalent_spend_basis": eq_basis,
+        "equivalent_spend_label": _EQUIVALENT_LABEL.get(eq_basis) if eq_total is not None else None,
         "equivalent_cost_per_verified_success_usd": eq_cost,
         "equivalent_cost_per_verified_success_reason": eq_reason,
-        "wall_seconds_mean": row.wall_mean,
-        "wall_seconds_measured": row.with_wall,
-        "tool_error_recoveries": row.recoveries if row.recoveries_known else None,
-        "tool_error_recoveries_known": row.recoveries_known,
-        "missing": {k: v for k, v in row.missing.items() if v},
+        "wall_seconds_mean": row.wall_mean if row is not None else None,
+        "wall_seconds_measured": row.with_wall if row is not None else 0,
+        "tool_error_recoveries": row.recoveries if row is not None and row.recoveries_known else None,
+        "tool_error_recoveries_known": row.recoveries_known if row is not None else 0,
+        "missing": {k: v for k, v in row.missing.items() if v} if row is not None else {},
+    }
+
+
+def _provider(name: str, basis: str | None, rows: Sequence[aggregates.SpendRow]) -> dict[str, Any]:
+    sums = _Sums.of(rows, {name: basis})
+    measured, measured_status = sums.measured()
+    eq_total, _, eq_status = sums.equivalent_total()
+    return {
+        "name": name,
+        "basis": basis,
+        "basis_reason": None if basis else "not_recorded_in_store",
+        "attempts": sums.results,
+        "interrupted_attempts": sums.interrupted,
+        "spend_attempts": sums.attempts,
+        "measured_spend_usd": measured,
+        "measured_spend_status": measured_status,
+        "equivalent_spend_usd": _usd(eq_total),
+        "equivalent_spend_status": eq_status,
+    }
+
+
+def _spend(scope: aggregates.Scope, rows: Sequence[aggregates.SpendRow], bases: dict[str, str | None]) -> dict[str, Any]:
+    """The whole scope's spend: measured cost summed; equivalent spend per basis, and one
+    total only when every figure shares one basis."""
+    sums = _Sums.of(rows, bases)
+    measured, measured_status = sums.measured()
+    eq_total, eq_basis, eq_status = sums.equivalent_total()
+    if eq_status == "mixed_price_bases":
+        reason = "mixed_price_bases"
+    elif eq_total is None:
+        reason = "no_attempts" if eq_status == "no_attempts" else "no_equivalent_spend"
+    else:
+        reason = None
+    return {
+        "campaigns": list(scope.campaigns),
+        "spend_attempts": sums.attempts,
+        "measured_spend_usd": measured,
+        "measured_spend_status": measured_status,
+        "attempts_with_cost": sums.with_cost,
+        "attempts_with_complete_spend": sums.complete,
+        "equivalent_spend_by_basis": {basis: _usd(total) for basis, total in sorted(sums.equivalent.items(), key=lambda kv: str(kv[0])) if basis is not None},
+        "equivalent_spend_usd": _usd(eq_total),
+        "equivalent_spend_basis": eq_basis,
+        "equivalent_spend_reason": reason,
     }
 
 
@@ -368,13 +540,13 @@ def _spend_status(measured: int, complete: bool) -> str:
     return "complete" if complete else "partial"
 
 
-def _per_success(total: float | None, successes: int, complete: bool) -> tuple[float | None, str | None]:
+def _per_success(total: Decimal | None, successes: int, complete: bool) -> tuple[float | None, str | None]:
     """All-attempt spend / verified successes, or null with the reason (zero successes wins)."""
     if successes == 0:
         return None, "undefined_zero_successes"
     if not complete or total is None:
         return None, "incomplete_missing_spend"
-    return total / successes, None
+    return float(total / successes), None
 
 
 def _differences(task_rows: Sequence[aggregates.TaskRow], seed: int) -> tuple[stats.Estimate, stats.Estimate]:
@@ -429,27 +601,47 @@ def _client_version(experiment: dict[str, Any]) -> str | None:
     return versions.pop() if len(versions) == 1 and isinstance(next(iter(versions)), str) else None
 
 
-def _trials(names: list[str], rows: Iterator[tuple[Any, ...]]) -> Iterator[dict[str, Any]]:
-    """Per-trial dicts, streamed into the schema one at a time."""
-    for row in rows:
-        d = dict(zip(names, row))
-        if d["diagnostic_events_version"] is None:
-            # Without the version marker the bridge counters are not defined.
-            d["discovery_failures"] = None
-            d["incorrect_tool_calls"] = None
-        errors = d["tool_errors"]
-        d["tool_error_recoveries"] = None if errors is None else int(errors >= 1 and d["verified_pass"] is True)
-        profiles = _profiles(d["applied_profiles"])
-        d["applied_profiles"] = profiles
-        expected = EXPECTED_PROFILE.get(d["variant"])
-        d["applied_profile_matches_variant"] = None if profiles is None else (bool(profiles) and all(p == expected for p in profiles))
-        diagnostics = d["schema_diagnostics"]
-        d["schema_diagnostics"] = (_load_object(diagnostics) or None) if diagnostics else None
-        yield d
+@functools.lru_cache(maxsize=8)
+def _trial_cleaner(names: tuple[str, ...]) -> Callable[[Any, Any], list[dict[str, Any]]]:
+    """The TRIAL schema compiled for result rows with these columns (JSON texts parsed on the way)."""
+    return TRIAL.compile_rows(
+        names,
+        derived={"schema_diagnostics": (_diagnostics, ("schema_diagnostics",))},
+        memoized={
+            "applied_profiles": (_profiles, ("applied_profiles",)),
+            "applied_profile_matches_variant": (_profile_matches, ("applied_profiles", "variant")),
+        },
+    )
+
+
+_decode = json.JSONDecoder().raw_decode
+_WHITESPACE = json.decoder.WHITESPACE
+
+
+def _diagnostics(text: str | None) -> dict[str, Any] | None:
+    """The schema diagnostics JSON object, or None (absent, unreadable, or not an object)."""
+    if not text or type(text) is not str:
+        return None
+    try:
+        value, end = _decode(text, _WHITESPACE.match(text, 0).end())
+    except ValueError:
+        return None
+    if end != len(text) and text[end:].strip():
+        return None
+    return value if type(value) is dict and value else None
+
+
+def _profile_matches(text: str | None, variant: str) -> bool | None:
+    """Every applied profile is the variant's expected one (None: nothing observed)."""
+    profiles = _parsed_profiles(text) if text and isinstance(text, str) else None
+    if profiles is None:
+        return None
+    expected = EXPECTED_PROFILE.get(variant)
+    return bool(profiles) and all(p == expected for p in profiles)
 
 
 def _profiles(text: str | None) -> list[str] | None:
-    if not text:
+    if not text or not isinstance(text, str):
         return None
     parsed = _parsed_profiles(text)
     return None if parsed is None else list(parsed)

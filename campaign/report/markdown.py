@@ -77,6 +77,7 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     c = report["campaign"]
     done = report["completion"]
     lines: list[str] = [f"# Paired disclosure report: campaign {c['id']}", ""]
+    lines += _integrity_lines(report)
     if report["synthetic"]:
         lines += ["> **Synthetic figures.** The offline agent produced every number below. They exercise the engine, not any model; do not cite them as evidence.", ""]
     if report["evidence"] != "live":
@@ -88,18 +89,37 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     ]
     if report["scope"]["provider"]:
         lines += [f"Scope: provider `{report['scope']['provider']}` only.", ""]
+    if c["continues_campaign_id"] is not None:
+        lines += [
+            f"This campaign continues campaign {c['continues_campaign_id']}, whose finalization blocked it: "
+            f"{done['carried_trials']} trials carry that campaign's finished, verified results (linked, never copied or edited); "
+            "the other trials ran here.",
+            "",
+        ]
     lines += [
         "## Completion",
         "",
-        f"- Scheduled trials: {done['scheduled']}; attempted: {done['attempted']}; not attempted: {done['not_attempted']}.",
+        f"- Scheduled trials: {done['scheduled']}; with a result (a finished attempt): {done['attempted']}; without one: {done['not_attempted']}.",
     ]
     for reason, count in (done["not_attempted_by_reason"] or {}).items():
-        lines.append(f"  - not attempted, `{reason}`: {count}")
-    for status, count in (done["attempts_by_status"] or {}).items():
-        lines.append(f"  - attempts `{status}`: {count}")
+        lines.append(f"  - without a result, `{reason}`: {count}")
+    if done["interrupted_attempts"]:
+        lines.append(
+            f"- Interrupted attempts: {done['interrupted_attempts']} (stopped on request, or left running by a killed runner). "
+            "They carry no verdict: they are not failures, are left out of success, wall time, counters and the paired differences, "
+            "and their trial gets a fresh attempt on resume; their spend is counted."
+        )
+    if done["not_carried_attempts"]:
+        lines.append(
+            f"- Attempts of an earlier campaign not carried over: {done['not_carried_attempts']} (their trials ran again here); "
+            "spend only, never results."
+        )
+    by_status = ", ".join(f"`{status}` {count}" for status, count in (done["attempts_by_status"] or {}).items())
+    if by_status:
+        lines.append(f"- Attempt rows paid for, by status: {by_status}.")
     if not done["all_scheduled_attempted"]:
         lines.append("- Not every scheduled trial ran: read these counts with the outcome summary; this report is not proof of a complete run.")
-    lines.append("- Not-attempted trials are never counted as attempts or successes.")
+    lines.append("- Trials without a result are never counted as attempts or successes.")
 
     decision = report["decision"]
     lines += [
@@ -120,10 +140,9 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
         "## Cost basis",
         "",
         "`measured_spend_usd` is runtime-reported cost (costUsd) from model-catalog price estimates: an estimate, not a provider invoice. "
-        "It sums every attempt, failures included; a partial sum is not proof of zero spend. No cost is made up from tool counts or missing usage.",
+        "It sums every attempt paid for, failures and interrupted attempts included; a partial sum is not proof of zero spend. No cost is made up from tool counts or missing usage.",
     ]
-    if any(v.get("equivalent_spend_usd") is not None for v in report["variants"]):
-        lines.append("Equivalent spend is recorded token counters x public list price: list-price equivalent, not billed.")
+    lines += _spend_lines(report)
     pricing = report["runtime_versions"]
     lines.append(f"Pricing catalog digest: {_or_reason('`' + pricing['pricing_catalog_digest'] + '`' if pricing['pricing_catalog_digest'] else 'null', pricing['pricing_catalog_digest_reason'])}.")
     lines += ["", "## Uncontrolled factors", ""]
@@ -145,11 +164,11 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
 
 
 def _variant_section(report: dict[str, Any]) -> list[str]:
-    show_equivalent = any(v.get("equivalent_spend_usd") is not None for v in report["variants"])
-    header = "| variant | attempts | successes | success rate | measured spend USD | spend complete | cost per verified success USD |"
-    rule = "|---|---:|---:|---:|---:|---|---:|"
+    show_equivalent = any(v.get("equivalent_spend_usd") is not None or v.get("equivalent_spend_status") == "mixed_price_bases" for v in report["variants"])
+    header = "| variant | attempts | successes | success rate | interrupted attempts | measured spend USD | spend complete | cost per verified success USD |"
+    rule = "|---|---:|---:|---:|---:|---:|---|---:|"
     if show_equivalent:
-        header += " equivalent spend USD (list-price equivalent, not billed) |"
+        header += f" equivalent spend USD ({_equivalent_label(report)}) |"
         rule += "---:|"
     lines = ["", "## Per variant", "", header, rule]
     for v in report["variants"]:
@@ -158,14 +177,84 @@ def _variant_section(report: dict[str, Any]) -> list[str]:
             spend += " (partial)"
         row = (
             f"| {v['variant']} | {v['attempts']} | {v['successes']} | {_or_reason(_num(v['success_rate']), v['success_rate_reason'])} "
-            f"| {spend} | {_num(v['spend_complete'])} | {_or_reason(_usd(v['cost_per_verified_success_usd']), v['cost_per_verified_success_reason'])} |"
+            f"| {v['interrupted_attempts']} | {spend} | {_num(v['spend_complete'])} | {_or_reason(_usd(v['cost_per_verified_success_usd']), v['cost_per_verified_success_reason'])} |"
         )
         if show_equivalent:
-            eq = _usd(v["equivalent_spend_usd"]) + (" (partial)" if v["equivalent_spend_status"] == "partial" else "")
+            if v["equivalent_spend_status"] == "mixed_price_bases":
+                eq = "null (mixed_price_bases)"
+            else:
+                eq = _usd(v["equivalent_spend_usd"]) + (" (partial)" if v["equivalent_spend_status"] == "partial" else "")
             row += f" {eq} |"
         lines.append(row)
     lines.append("")
-    lines.append("Attempts include failures and timeouts; success is the external verifier's verdict only.")
+    lines.append(
+        "Attempts are the trials' results (one finished attempt each) and include failures and timeouts; success is the external verifier's verdict only. "
+        "Measured spend covers every attempt paid for, interrupted ones included."
+    )
+    return lines
+
+
+_BASIS_WORDS = {
+    "public_list_price": "recorded token counters x the provider's public list price: list-price equivalent, not billed",
+    "synthetic": "recorded token counters x synthetic prices (a simulated or replayed route, no provider): synthetic-price equivalent, not billed, not a list price",
+}
+
+
+def _integrity_lines(report: dict[str, Any]) -> list[str]:
+    integrity = report["integrity"]
+    if integrity["chain_verified"] is False:
+        return [
+            f"> **Unverified.** `campaign verify` finds {integrity['problems']} problem(s) in the attempt rows behind this report: "
+            "rows were changed, deleted or reordered outside the engine, so the numbers below may not be the recorded ones. "
+            "It was published with `--allow-unverified`; do not cite it as evidence.",
+            "",
+        ]
+    if integrity["chain_verified"] is None:
+        return ["> The attempt rows' hash chain was not checked for this report; run `campaign verify`.", ""]
+    return []
+
+
+def _equivalent_label(report: dict[str, Any]) -> str:
+    bases = {v.get("equivalent_spend_basis") for v in report["variants"] if v.get("equivalent_spend_usd") is not None}
+    if bases == {"synthetic"}:
+        return "synthetic-price equivalent, not billed"
+    if bases == {"public_list_price"}:
+        return "list-price equivalent, not billed"
+    return "equivalent, not billed; price bases differ or are unrecorded, see Cost basis"
+
+
+def _spend_lines(report: dict[str, Any]) -> list[str]:
+    """Where measured spend comes from (the campaign lineage) and each equivalent-spend basis."""
+    spend = report["spend"]
+    campaigns = spend["campaigns"] or []
+    lines = []
+    if len(campaigns) > 1:
+        lines.append(
+            f"Spend sums the attempt rows of campaigns {', '.join(str(c) for c in campaigns)}: this campaign and, followed through "
+            "`campaigns.continues_campaign_id` (the store's campaign lineage), every campaign it continues, since the operator paid for "
+            "their interrupted and not-carried attempts too. The sums are exact SQL sums over that lineage."
+        )
+    providers = report["providers"] or []
+    with_equivalent = [p for p in providers if p["equivalent_spend_usd"] is not None]
+    if not with_equivalent:
+        return lines
+    for p in with_equivalent:
+        words = _BASIS_WORDS.get(p["basis"], "recorded token counters x catalog prices whose basis is not recorded in the store")
+        lines.append(f"Equivalent spend for provider `{p['name']}` is {words}.")
+    if spend["equivalent_spend_reason"] == "mixed_price_bases":
+        totals = "; ".join(f"{basis}: {_usd(total)}" for basis, total in (spend["equivalent_spend_by_basis"] or {}).items())
+        lines.append(
+            "Synthetic and list prices are different bases and are never added into one sum: there is no overall equivalent-spend total"
+            + (f" (per basis: {totals})." if totals else ".")
+        )
+    if len(providers) > 1:
+        lines += ["", "| provider | price basis | attempts | interrupted attempts | measured spend USD | equivalent spend USD |", "|---|---|---:|---:|---:|---:|"]
+        for p in providers:
+            eq = _usd(p["equivalent_spend_usd"]) + (" (partial)" if p["equivalent_spend_status"] == "partial" else "")
+            lines.append(
+                f"| {p['name']} | {p['basis'] or 'not recorded'} | {p['attempts']} | {p['interrupted_attempts']} | {_usd(p['measured_spend_usd'])} | {eq} |"
+            )
+        lines.append("")
     return lines
 
 
@@ -205,15 +294,19 @@ def _missing_section(report: dict[str, Any]) -> list[str]:
             any_missing = True
             counts = "; ".join(f"{_COUNTER_LABELS.get(name, name)} {count}" for name, count in missing.items())
             lines.append(f"- {v['variant']}, attempts (of {v['attempts']}) with the value unknown, recorded as null and never 0: {counts}.")
-        if v["attempts"] and not v["spend_complete"]:
+        if v["spend_attempts"] and not v["spend_complete"]:
             any_missing = True
             lines.append(
-                f"- {v['variant']}: spend complete for {v['attempts_with_complete_spend']} of {v['attempts']} attempts, "
+                f"- {v['variant']}: spend complete for {v['attempts_with_complete_spend']} of {v['spend_attempts']} attempts paid for, "
                 "so measured spend is partial and cost per verified success is not computed."
             )
-        if v["unfinished_attempts"]:
+        if v["interrupted_attempts"]:
             any_missing = True
-            lines.append(f"- {v['variant']}: {v['unfinished_attempts']} attempts did not finish (interrupted or still running).")
+            running = f", {v['unfinished_attempts']} of them left running by a killed runner" if v["unfinished_attempts"] else ""
+            lines.append(
+                f"- {v['variant']}: {v['interrupted_attempts']} attempt(s) interrupted{running}: no verdict, so no outcome or counter "
+                "from them is reported; their spend is in measured spend."
+            )
     if report["runtime"]["client_version"] is None:
         lines.append("- Client/runtime version: not recorded in the store.")
     if report["runtime_versions"]["pricing_catalog_digest"] is None:

@@ -5,7 +5,11 @@ separators, no NaN) of ``{"prev_hash": ..., <every HASHED_COLUMNS value>}``,
 with datetimes as ISO 8601 UTC strings. ``prev_hash`` is the ``row_hash`` of
 the row before it in the same campaign by ``seq``; the first row's is the
 campaign's ``experiment_digest`` (the genesis), so the chain is also bound to
-the experiment it ran.
+the experiment it ran. ``seq`` is the order attempts were finalized: a running
+row holds a provisional negative seq and is not yet a link, so workers running
+providers in parallel append to one chain without ever leaving a running row
+inside it (stores from before kept the seq given at the start, which was the
+same order while one runner ran everything).
 
 Values are hashed as the store returns them through the models' types, on
 seal and on verify alike, so the hash does not depend on how a dialect spells
@@ -307,13 +311,16 @@ def _verify_campaign(conn: Connection, campaign_id: int) -> list[ChainProblem]:
             problem("broken_link", f"prev_hash is not {before} (a row was deleted, inserted or reordered)", row)
         prev = row["row_hash"]
 
+    # A finished trial's result is its own finished attempt, or, for a trial a
+    # continuation carried over, the finished attempt of the trial it points at.
+    result_row = exists().where(
+        _ATTEMPTS.c.trial_pk == func.coalesce(Trial.carried_from_trial_pk, Trial.id), _ATTEMPTS.c.status == "finished"
+    )
     orphaned = conn.execute(
-        select(Trial.trial_id)
-        .where(Trial.campaign_id == campaign_id, Trial.status == "finished", ~exists().where(_ATTEMPTS.c.trial_pk == Trial.id))
-        .order_by(Trial.position)
+        select(Trial.trial_id).where(Trial.campaign_id == campaign_id, Trial.status == "finished", ~result_row).order_by(Trial.position)
     ).scalars()
     for trial_id in orphaned:
-        problem("missing", f"trial {trial_id} is finished but has no attempt row (the row was deleted)")
+        problem("missing", f"trial {trial_id} is finished but has no finished attempt row (the row was deleted or edited)")
     return problems
 
 
@@ -321,11 +328,11 @@ def _readable_rows(conn: Connection, campaign_id: int, problem) -> list[Mapping[
     """All rows in seq order; a row the types cannot read becomes a problem, not a crash."""
     order = (_ATTEMPTS.c.seq, _ATTEMPTS.c.id)
     try:
-        return list(conn.execute(select(_ATTEMPTS).where(_ATTEMPTS.c.campaign_id == campaign_id).order_by(*order)).mappings())
+        return list(conn.execute(select(_ATTEMPTS).where(_ATTEMPTS.c.campaign_id == campaign_id, _in_chain()).order_by(*order)).mappings())
     except (ValueError, TypeError):
         pass  # read them one by one to name the bad one
     rows = []
-    for attempt_id, seq in conn.execute(select(_ATTEMPTS.c.id, _ATTEMPTS.c.seq).where(_ATTEMPTS.c.campaign_id == campaign_id).order_by(*order)):
+    for attempt_id, seq in conn.execute(select(_ATTEMPTS.c.id, _ATTEMPTS.c.seq).where(_ATTEMPTS.c.campaign_id == campaign_id, _in_chain()).order_by(*order)):
         try:
             rows.append(_row(conn, attempt_id))
         except (ValueError, TypeError):
@@ -344,10 +351,16 @@ def _row(conn: Connection, attempt_id: int) -> Mapping[str, Any]:
     return row
 
 
+def _in_chain() -> Any:
+    """Rows that are links of the chain: all but running rows still holding their
+    provisional negative seq (they join the chain when they finish)."""
+    return ~((_ATTEMPTS.c.status == "running") & (_ATTEMPTS.c.seq < 0))
+
+
 def _links(conn: Connection, campaign_id: int) -> list[Mapping[str, Any]]:
     stmt = (
         select(_ATTEMPTS.c.id, _ATTEMPTS.c.seq, _ATTEMPTS.c.status, _ATTEMPTS.c.row_hash)
-        .where(_ATTEMPTS.c.campaign_id == campaign_id)
+        .where(_ATTEMPTS.c.campaign_id == campaign_id, _in_chain())
         .order_by(_ATTEMPTS.c.seq)
     )
     return list(conn.execute(stmt).mappings())

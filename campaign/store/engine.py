@@ -9,7 +9,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-from campaign.errors import StoreError, UsageProblem
+from campaign.errors import CampaignError, StoreError, StoreUnusable, UsageProblem
 
 DB_ENV = "CAMPAIGN_DB"
 BUSY_TIMEOUT_MS = 30_000
@@ -39,14 +39,44 @@ def resolve_url(db: str | None, *, must_exist: bool = False) -> URL:
         database = url.database
         if not database or database == ":memory:":
             raise UsageProblem("an in-memory SQLite store would lose every trial; give a file path", option="--db")
-        path = Path(database).expanduser()
-        if must_exist and not path.exists():
-            raise UsageProblem(f"no store at {path}; run `campaign db upgrade --db {raw}` first or check the path", option="--db")
-        if path.exists() and not os.access(path, os.R_OK):
-            raise UsageProblem(f"the store {path} is not readable", option="--db")
-        if not path.exists() and not path.parent.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
+        _check_sqlite_path(Path(database).expanduser(), raw, must_exist=must_exist)
     return url
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_sqlite_path(path: Path, raw: str, *, must_exist: bool) -> None:
+    """Refuse, before any connection, a SQLite path that cannot hold a store."""
+    if path.is_dir():
+        raise StoreUnusable(f"cannot open the store at {path}: it is a directory; give the store's file, e.g. {path / 'campaign.db'}", option="--db")
+    if not path.exists() and path.parent.exists() and not path.parent.is_dir():
+        raise StoreUnusable(f"cannot open the store at {path}: {path.parent} is not a directory; give a store path inside a directory", option="--db")
+    if must_exist and not path.exists():
+        raise UsageProblem(f"no store at {path}; run `campaign db upgrade --db {raw}` first or check the path", option="--db")
+    if path.exists():
+        if not os.access(path, os.R_OK):
+            raise UsageProblem(f"the store {path} is not readable", option="--db")
+        with path.open("rb") as fh:
+            header = fh.read(len(_SQLITE_HEADER))
+        # An empty file is an empty SQLite database; anything else must carry the header.
+        if header and header != _SQLITE_HEADER:
+            raise StoreUnusable(f"cannot open the store at {path}: it is not a SQLite database; give the path of a campaign store, or of a new file to create one", option="--db")
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreUnusable(f"cannot open the store at {path}: cannot create {path.parent} ({exc.strerror}); give a path in a writable directory", option="--db") from None
+
+
+def open_failure(url: URL, exc: BaseException) -> CampaignError:
+    """The operator's error for a store that could not be opened: one line naming --db."""
+    if isinstance(exc, CampaignError):
+        return exc
+    reason = (str(getattr(exc, "orig", None) or exc).strip().splitlines() or [exc.__class__.__name__])[0]
+    if url.get_backend_name() == "sqlite":
+        return StoreUnusable(f"cannot open the store at {describe(url)} ({reason}); give the path of a campaign store, or of a new file in a writable directory", option="--db")
+    return StoreUnusable(f"cannot connect to the store at {describe(url)} ({reason}); check the URL, that the server is running, and the credentials", option="--db")
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -77,7 +107,11 @@ def make_engine(url: URL, *, readonly: bool = False) -> Engine:
     try:
         engine = create_engine(url)
     except (NoSuchModuleError, ArgumentError, ImportError) as exc:
-        raise UsageProblem(f"cannot use {url.render_as_string(hide_password=True)!r}: {exc}", option="--db") from None
+        raise UsageProblem(
+            f"cannot use {url.render_as_string(hide_password=True)!r} ({exc}); give a SQLite file path or a URL such as "
+            "sqlite:///PATH or postgresql+psycopg://USER@HOST/DB (pip install '.[postgres]')",
+            option="--db",
+        ) from None
     if engine.dialect.name == "sqlite" and readonly:
         event.listen(engine, "connect", _sqlite_readonly_pragmas)
     elif engine.dialect.name == "sqlite":
@@ -102,4 +136,4 @@ def describe(url: URL) -> str:
     return url.render_as_string(hide_password=True)
 
 
-__all__ = ["DB_ENV", "StoreError", "default_db_path", "describe", "make_engine", "resolve_url"]
+__all__ = ["DB_ENV", "StoreError", "default_db_path", "describe", "make_engine", "open_failure", "resolve_url"]

@@ -18,12 +18,13 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Engine, MetaData, inspect, text
 from sqlalchemy.engine import URL
+from sqlalchemy.schema import CreateIndex, CreateTable
 
 from campaign.errors import SchemaAhead, SchemaBehind, StoreError, UsageProblem
 from campaign.store.base import Base
-from campaign.store.engine import describe, make_engine, resolve_url
+from campaign.store.engine import describe, make_engine, open_failure, resolve_url
 
 
 def migrations_dir() -> Path:
@@ -61,9 +62,23 @@ def _is_empty(engine: Engine) -> bool:
 
 def upgrade_engine(engine: Engine, revision: str = "head") -> None:
     config = alembic_config()
-    with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.upgrade(config, revision)
+    with engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        if sqlite:
+            # Batch mode rebuilds a table by copy, drop and rename; with foreign keys
+            # enforced, dropping a table that others reference fails. Off for the
+            # rebuild (the pragma is ignored inside a transaction, hence the raw
+            # connection), and every reference proven intact before the commit.
+            conn.connection.dbapi_connection.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with conn.begin():
+                config.attributes["connection"] = conn
+                command.upgrade(config, revision)
+                if sqlite and conn.exec_driver_sql("PRAGMA foreign_key_check").first() is not None:
+                    raise StoreError("the upgrade would leave rows pointing at missing rows; nothing was changed")
+        finally:
+            if sqlite:
+                conn.connection.dbapi_connection.execute("PRAGMA foreign_keys=ON")
 
 
 def schema_state(engine: Engine) -> str:
@@ -86,7 +101,7 @@ def open_store(db: str | None, *, create: bool = True) -> Engine:
         state = schema_state(engine)
     except Exception as exc:  # a file that is not a database, a refused connection
         engine.dispose()
-        raise StoreError(f"cannot open the store at {describe(url)}: {exc.__class__.__name__}") from None
+        raise open_failure(url, exc) from None
     if state == "empty":
         if not create:
             engine.dispose()
@@ -132,16 +147,46 @@ def schema_sql() -> str:
         fresh = make_engine(URL.create("sqlite", database=str(Path(tmp) / "schema.db")))
         try:
             upgrade_engine(fresh)
-            with fresh.connect() as conn:
-                rows = conn.exec_driver_sql(
-                    "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type DESC, name"
-                ).all()
+            return store_schema_sql(fresh)
         finally:
             fresh.dispose()
-    # A table SQLite rebuilt for a migration keeps its name quoted; the documented schema does not.
-    texts = (re.sub(r'^CREATE TABLE "(\w+)"', r"CREATE TABLE \1", row[0].strip()) for row in rows)
+
+
+def store_schema_sql(engine: Engine) -> str:
+    """The CREATE statements of the store behind ``engine``: SQLite's own text, reflected elsewhere."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            rows = conn.exec_driver_sql(
+                "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type DESC, name"
+            ).all()
+            # A table SQLite rebuilt for a migration keeps its name quoted; the documented schema does not.
+            texts = [_constraints_sorted(re.sub(r'^CREATE TABLE "(\w+)"', r"CREATE TABLE \1", row[0].strip())) for row in rows]
+        else:
+            meta = MetaData()
+            meta.reflect(conn)
+            texts = [str(CreateTable(t).compile(conn)).strip() for t in meta.sorted_tables]
+            texts += [str(CreateIndex(i).compile(conn)).strip() for t in meta.sorted_tables for i in sorted(t.indexes, key=lambda i: i.name or "")]
     statements = ("\n".join(line.rstrip() for line in text.splitlines()) + ";" for text in texts)
     return "\n\n".join(statements) + "\n"
+
+
+def _constraints_sorted(create: str) -> str:
+    """A CREATE TABLE with its CONSTRAINT lines in name order.
+
+    alembic's batch mode rebuilds a SQLite table with its constraints in set
+    order, which differs from run to run; the documented schema must not."""
+    lines = create.splitlines()
+    at = [i for i, line in enumerate(lines) if line.strip().startswith("CONSTRAINT ")]
+    if not at:
+        return create
+    body = sorted(lines[i].strip().rstrip(",") for i in at)
+    last = at[-1] + 1 < len(lines) and lines[at[-1] + 1].strip().startswith(")")
+    indent = lines[at[0]][: len(lines[at[0]]) - len(lines[at[0]].lstrip())]
+    rebuilt = [f"{indent}{entry}{'' if last and n == len(body) - 1 else ','}" for n, entry in enumerate(body)]
+    out = list(lines)
+    for i, entry in zip(at, rebuilt):
+        out[i] = entry
+    return "\n".join(out)
 
 
 def backup(engine: Engine, dest: Path) -> Path:
@@ -174,7 +219,10 @@ def upgrade_store(db: str | None) -> tuple[str | None, str, Path | None]:
     url = resolve_url(db)
     engine = make_engine(url)
     try:
-        state = schema_state(engine)
+        try:
+            state = schema_state(engine)
+        except Exception as exc:  # a file that is not a database, a refused connection
+            raise open_failure(url, exc) from None
         before = None if state == "empty" else current_revision(engine)
         if state == "ahead":
             raise SchemaAhead(f"the store at {describe(url)} is at revision {before}, newer than this campaign's head {head_revision()}; upgrade campaign instead")

@@ -55,6 +55,12 @@ class Campaign(Base):
     runner_pid: Mapped[int | None]
     runner_start_ticks: Mapped[int | None] = mapped_column(BigInt)
     runner_boot_id: Mapped[str64 | None]
+    # Set on a campaign that continues one whose finalization blocked it: the
+    # earlier campaign's finished, verified trials are carried over, never edited.
+    continues_campaign_id: Mapped[int | None] = mapped_column(ForeignKey("campaigns.id"))
+    # The spend limits in force for the latest run, as exact decimal text:
+    # {"max_spend_usd": "5", "per_attempt_ceiling_usd": "0.5", "scope": "campaign"|"provider"}.
+    spend_limits_json: Mapped[str | None] = mapped_column(Text)
 
 
 class Trial(Base):
@@ -82,12 +88,17 @@ class Trial(Base):
     status: Mapped[str64]
     not_attempted_reason: Mapped[str64 | None]
     updated_at: Mapped[dt.datetime]
+    # A continuation's trial that an earlier campaign already ran to a verified end:
+    # its result is that trial's attempt, read through this link.
+    carried_from_trial_pk: Mapped[int | None] = mapped_column(ForeignKey("trials.id"))
 
 
 class Attempt(Base):
     __tablename__ = "attempts"
     __table_args__ = (
-        UniqueConstraint("trial_pk"),
+        # Several rows per trial: an attempt interrupted on request keeps its row,
+        # and the trial gets a fresh attempt on resume.
+        Index("ix_attempts_trial_pk", "trial_pk"),
         UniqueConstraint("campaign_id", "seq"),
         CheckConstraint(_one_of("status", ATTEMPT_STATUSES), name="status"),
     )
@@ -160,3 +171,47 @@ class LedgerEntry(Base):
     state: Mapped[str64]
     verification: Mapped[str64 | None]
     verified_at: Mapped[dt.datetime | None]
+
+
+class ProviderLease(Base):
+    """Who runs a provider's trials right now: one worker per provider, in schedule order.
+
+    ``heartbeat_epoch`` is the database's clock (seconds since the epoch) at the
+    holder's last heartbeat, so workers on machines whose clocks disagree still
+    agree on staleness. A lease found stale while its worker had an attempt
+    running halts the provider (``halted_reason``): nothing more of it runs until
+    recovery on ``worker_host`` proves that attempt's processes gone.
+    """
+
+    __tablename__ = "provider_leases"
+    __table_args__ = (UniqueConstraint("campaign_id", "provider"),)
+
+    id: Mapped[intpk]
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"))
+    provider: Mapped[str64]
+    worker_host: Mapped[str128 | None]
+    worker_pid: Mapped[int | None]
+    worker_start_ticks: Mapped[int | None] = mapped_column(BigInt)
+    worker_boot_id: Mapped[str64 | None]
+    heartbeat_epoch: Mapped[float | None] = mapped_column(Float)
+    halted_reason: Mapped[str64 | None]
+    halted_attempt_id: Mapped[int | None]
+
+
+class SpendReservation(Base):
+    """The per-attempt ceiling held for an admitted trial until its attempt is finalized.
+
+    Admission inserts it in the same transaction that checks the caps, so racing
+    workers can never admit more ceilings than the caps hold; finalization deletes
+    it, the attempt's own recorded spend taking its place. A worker that dies
+    leaves it in place: its spend is unknown, so the cap stays conservative."""
+
+    __tablename__ = "spend_reservations"
+    __table_args__ = (UniqueConstraint("trial_pk"),)
+
+    id: Mapped[intpk]
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
+    trial_pk: Mapped[int] = mapped_column(ForeignKey("trials.id"))
+    provider: Mapped[str64]
+    nano_usd: Mapped[int] = mapped_column(BigInt)
+    created_at: Mapped[dt.datetime]

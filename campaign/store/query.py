@@ -1,48 +1,109 @@
-"""Read-only ad-hoc SQL. The database enforces read-only; we never parse SQL text."""
+"""Read-only ad-hoc SQL. The database enforces read-only (SQLite's authorizer refuses ATTACH
+and pragma writes); we never parse SQL text. Also the store's tables and schema, read-only."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import Engine, func, inspect, select, table, text
 from sqlalchemy.exc import DBAPIError, StatementError
 
 from campaign.errors import ReadOnlyViolation, StoreError, UsageProblem
-from campaign.store.engine import make_engine, resolve_url
-from campaign.store.migrate import schema_state
+from campaign.store.engine import make_engine, open_failure, resolve_url
+from campaign.store.migrate import schema_state, store_schema_sql
 
 _WRITE_MARKERS = ("readonly database", "read-only transaction", "read only", "query_only")
+
+# Pragmas whose argument names a table or index to describe; any other pragma
+# given a value would change the connection or the store.
+_DESCRIBING_PRAGMAS = frozenset(
+    {"table_info", "table_xinfo", "table_list", "index_info", "index_xinfo", "index_list", "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check"}
+)
+
+
+class _ReadOnlyAuthorizer:
+    """SQLite authorizer for ``campaign sql``: denies ATTACH/DETACH and pragma writes.
+
+    The ``mode=ro`` connection already refuses writes to the store; ATTACH would
+    still open (and create) another file, and a pragma write would change the
+    connection or fail as an opaque I/O error. Denials are recorded to name them.
+    """
+
+    def __init__(self) -> None:
+        self.denied: list[str] = []
+
+    def __call__(self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None) -> int:
+        if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+            self.denied.append("ATTACH" if action == sqlite3.SQLITE_ATTACH else "DETACH")
+            return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_PRAGMA and arg2 is not None and (arg1 or "").lower() not in _DESCRIBING_PRAGMAS:
+            self.denied.append(f"PRAGMA {arg1} = {arg2}")
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+
+@contextlib.contextmanager
+def _readonly_store(db: str | None) -> Iterator[Engine]:
+    """A read-only engine on an existing store at any revision; refuses an empty one."""
+    url = resolve_url(db, must_exist=True)
+    engine = make_engine(url, readonly=True)
+    try:
+        try:
+            state = schema_state(engine)
+        except Exception as exc:  # a file that is not a database, a refused connection
+            raise open_failure(url, exc) from None
+        if state == "empty":
+            raise UsageProblem("the store is empty; run `campaign db upgrade` first", option="--db")
+        yield engine
+    finally:
+        engine.dispose()
 
 
 def run_readonly(db: str | None, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     if not statement.strip():
         raise UsageProblem("give one SQL statement, e.g. \"SELECT * FROM attempts\"", option="STATEMENT")
-    url = resolve_url(db, must_exist=True)
-    engine = make_engine(url, readonly=True)
-    try:
-        if schema_state(engine) == "empty":
-            raise UsageProblem("the store is empty; run `campaign db upgrade` first", option="--db")
-        with engine.connect() as conn:
-            if conn.dialect.name == "postgresql":
-                conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-            try:
-                result = conn.execute(text(statement))
-                columns = list(result.keys()) if result.returns_rows else []
-                rows = [tuple(row) for row in result] if result.returns_rows else []
-            except (DBAPIError, StatementError) as exc:
-                message = str(getattr(exc, "orig", exc)).splitlines()[0]
-                if any(marker in message.lower() for marker in _WRITE_MARKERS):
-                    raise ReadOnlyViolation("campaign sql is read-only; the statement would change the store and was refused", option="STATEMENT") from None
-                raise StoreError(f"SQL error: {message}") from None
-            finally:
-                conn.rollback()
-        return columns, rows
-    finally:
-        engine.dispose()
+    with _readonly_store(db) as engine, engine.connect() as conn:
+        authorizer = _ReadOnlyAuthorizer()
+        driver = conn.connection.driver_connection
+        if conn.dialect.name == "postgresql":
+            conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+        elif conn.dialect.name == "sqlite":
+            driver.set_authorizer(authorizer)
+        try:
+            result = conn.execute(text(statement))
+            columns = list(result.keys()) if result.returns_rows else []
+            rows = [tuple(row) for row in result] if result.returns_rows else []
+        except (DBAPIError, StatementError) as exc:
+            if authorizer.denied:
+                raise ReadOnlyViolation(f"the SQL console is read-only; {authorizer.denied[0]} is refused (it would change the store, the connection or another file)", option="STATEMENT") from None
+            message = str(getattr(exc, "orig", exc)).splitlines()[0]
+            if any(marker in message.lower() for marker in _WRITE_MARKERS):
+                raise ReadOnlyViolation("campaign sql is read-only; the statement would change the store and was refused", option="STATEMENT") from None
+            raise StoreError(f"SQL error: {message}") from None
+        finally:
+            if conn.dialect.name == "sqlite":
+                driver.set_authorizer(None)
+            conn.rollback()
+    return columns, rows
+
+
+def table_counts(db: str | None) -> list[tuple[str, int]]:
+    """Every table of the store with its row count, read-only."""
+    with _readonly_store(db) as engine, engine.connect() as conn:
+        names = sorted(inspect(conn).get_table_names())
+        return [(name, conn.execute(select(func.count()).select_from(table(name))).scalar_one()) for name in names]
+
+
+def schema_of(db: str | None) -> str:
+    """The CREATE statements of an existing store, read-only."""
+    with _readonly_store(db) as engine:
+        return store_schema_sql(engine)
 
 
 def format_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str) -> str:

@@ -11,15 +11,16 @@ import datetime as dt
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, case, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from campaign.errors import ConflictError
 from campaign.schedule import ScheduledTrial
-from campaign.store import chain
-from campaign.store.models import Attempt, Campaign, LedgerEntry, Trial
+from campaign.store import chain, money
+from campaign.store.models import Attempt, Campaign, LedgerEntry, SpendReservation, Trial
 
 Clock = Callable[[], dt.datetime]
 
@@ -148,10 +149,25 @@ def mark_not_attempted(engine: Engine, trial_pk: int, reason: str, clock: Clock 
         return conn.execute(stmt).rowcount == 1
 
 
+def _lock_campaign(executor: Session | Any, campaign_id: int) -> None:
+    """Serialize this campaign's attempt numbering on PostgreSQL (SQLite's BEGIN IMMEDIATE
+    already serializes every writer): workers start and finish attempts concurrently."""
+    bind = executor.get_bind() if isinstance(executor, Session) else executor
+    if bind.dialect.name == "postgresql":
+        executor.execute(select(Campaign.id).where(Campaign.id == campaign_id).with_for_update())
+
+
 def start_attempt(engine: Engine, trial: Trial, clock: Clock = utcnow, **fields: Any) -> int:
-    """The attempt row exists (status running) before any process is spawned for it."""
+    """The attempt row exists (status running) before any process is spawned for it.
+
+    A running row holds a provisional negative ``seq``; finishing it gives it the
+    next place in the campaign's hash chain. The chain is thereby in the order
+    attempts were sealed, so attempts of different providers running in parallel
+    never leave a running row in the middle of it."""
     with Session(engine) as session, session.begin():
-        seq = session.scalar(select(func.coalesce(func.max(Attempt.seq), 0)).where(Attempt.campaign_id == trial.campaign_id)) + 1
+        _lock_campaign(session, trial.campaign_id)
+        lowest = session.scalar(select(func.min(Attempt.seq)).where(Attempt.campaign_id == trial.campaign_id))
+        seq = min(lowest or 0, 0) - 1
         row = Attempt(campaign_id=trial.campaign_id, trial_pk=trial.id, seq=seq, status="running", started_at=clock(), **fields)
         session.add(row)
         session.flush()
@@ -164,15 +180,26 @@ def update_attempt(engine: Engine, attempt_id: int, *, expected: str = "running"
 
 
 def finish_attempt(engine: Engine, attempt_id: int, trial_pk: int, *, status: str = "finished", clock: Clock = utcnow, **fields: Any) -> None:
-    """running -> finished|interrupted, its trial admitted -> finished, and the row
-    sealed into the campaign's hash chain, atomically."""
+    """running -> finished|interrupted and the row sealed into the campaign's hash chain,
+    atomically. A finished attempt finishes its trial; an interrupted one carries no
+    verdict, so its trial goes back to the queue and a resume gives it a fresh attempt
+    (the interrupted row keeps its spend and teardown outcome)."""
+    trial_status = "scheduled" if status == "interrupted" else "finished"
     with engine.begin() as conn:
+        campaign_id = conn.execute(select(Attempt.campaign_id).where(Attempt.id == attempt_id)).scalar_one_or_none()
+        if campaign_id is not None:
+            _lock_campaign(conn, campaign_id)
+            # The next place in the chain (a legacy row numbered at its start keeps its seq).
+            last = conn.execute(select(func.coalesce(func.max(Attempt.seq), 0)).where(Attempt.campaign_id == campaign_id, Attempt.seq > 0)).scalar_one()
+            conn.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status == "running", Attempt.seq < 0).values(seq=last + 1))
         done = conn.execute(
             update(Attempt).where(Attempt.id == attempt_id, Attempt.status == "running").values(status=status, ended_at=clock(), **fields)
         ).rowcount
-        moved = conn.execute(update(Trial).where(Trial.id == trial_pk, Trial.status == "admitted").values(status="finished", updated_at=clock())).rowcount
+        moved = conn.execute(update(Trial).where(Trial.id == trial_pk, Trial.status == "admitted").values(status=trial_status, updated_at=clock())).rowcount
         if done != 1 or moved != 1:
             raise ConflictError(f"attempt {attempt_id} or its trial changed under us; refusing to overwrite")
+        # The attempt's recorded spend now stands where its reserved ceiling did.
+        conn.execute(delete(SpendReservation).where(SpendReservation.trial_pk == trial_pk))
         # Sealed in the same transaction: a finished row is never visible unchained.
         chain.seal_attempt(conn, attempt_id)
 
@@ -253,11 +280,25 @@ def _cas(engine: Engine, stmt, what: str) -> None:
             raise ConflictError(f"{what} was not in the expected state; another runner changed it")
 
 
-def measured_spend(engine: Engine, campaign_id: int) -> float:
-    """Sum of the costs attempts reported (a partial sum when some are unknown)."""
-    stmt = select(func.coalesce(func.sum(Attempt.cost_usd), 0.0)).where(Attempt.campaign_id == campaign_id)
+def measured_spend(engine: Engine, campaign_id: int, provider: str | None = None) -> Decimal:
+    """Exact sum of the costs attempts reported (a partial sum when some are unknown),
+    interrupted attempts included, over the campaign and every campaign it continues."""
+    stmt = select(money.sum_usd(Attempt.cost_usd)).where(Attempt.campaign_id.in_(lineage(engine, campaign_id)))
+    if provider is not None:
+        stmt = stmt.join(Trial, Trial.id == Attempt.trial_pk).where(Trial.provider == provider)
     with engine.connect() as conn:
-        return float(conn.execute(stmt).scalar_one())
+        return money.usd(conn.execute(stmt).scalar_one()) or Decimal(0)
+
+
+def lineage(engine: Engine, campaign_id: int) -> list[int]:
+    """The campaign and, newest first, every campaign it continues."""
+    chain_ids = [campaign_id]
+    with Session(engine) as session:
+        while (before := session.scalar(select(Campaign.continues_campaign_id).where(Campaign.id == chain_ids[-1]))) is not None:
+            if before in chain_ids:
+                break  # a hand-made loop must not hang the gate
+            chain_ids.append(before)
+    return chain_ids
 
 
 def attempt_count(engine: Engine, campaign_id: int) -> int:
@@ -266,14 +307,19 @@ def attempt_count(engine: Engine, campaign_id: int) -> int:
         return int(conn.execute(stmt).scalar_one())
 
 
+def _has_live_attempt() -> Any:
+    """The trial has an attempt that is running or finished (interrupted ones do not count:
+    their trial went back to the queue)."""
+    return select(Attempt.id).where(Attempt.trial_pk == Trial.id, Attempt.status != "interrupted").exists()
+
+
 def mark_remaining_not_attempted(engine: Engine, campaign_id: int, reason: str, clock: Clock = utcnow) -> int:
     """Every trial of the campaign that never got an attempt row -> not_attempted(reason).
 
     That includes a trial admitted just before a stop or an interruption landed,
     which no process ever ran for; one statement, so the set cannot shift under us.
     """
-    has_attempt = select(Attempt.id).where(Attempt.trial_pk == Trial.id).exists()
-    never_ran = (Trial.status == "scheduled") | ((Trial.status == "admitted") & ~has_attempt)
+    never_ran = (Trial.status == "scheduled") | ((Trial.status == "admitted") & ~_has_live_attempt())
     stmt = (
         update(Trial)
         .where(Trial.campaign_id == campaign_id, never_ran)
@@ -327,10 +373,9 @@ def reset_admitted_without_attempt(engine: Engine, campaign_id: int, clock: Cloc
     Nothing was spawned for such a trial (processes start only after the attempt
     row and its ledger rows are committed), so running it later repeats nothing.
     """
-    has_attempt = select(Attempt.id).where(Attempt.trial_pk == Trial.id).exists()
     stmt = (
         update(Trial)
-        .where(Trial.campaign_id == campaign_id, Trial.status == "admitted", ~has_attempt)
+        .where(Trial.campaign_id == campaign_id, Trial.status == "admitted", ~_has_live_attempt())
         .values(status="scheduled", updated_at=clock())
     )
     with engine.begin() as conn:
@@ -352,3 +397,153 @@ def close_campaign(engine: Engine, campaign_id: int, stop_reason: str | None, *,
     set_campaign_state(
         engine, campaign_id, expected=("running", "interrupted", "stopped", "completed"), state=state, stop_reason=stop_reason, completion=completion, clock=clock
     )
+
+
+# --- continuing a blocked campaign ---------------------------------------------------
+
+
+def _result_attempt_ok() -> Any:
+    """The trial's own finished attempt ran to a verified end: a result worth carrying."""
+    return select(Attempt.id).where(
+        Attempt.trial_pk == func.coalesce(Trial.carried_from_trial_pk, Trial.id),
+        Attempt.status == "finished",
+        Attempt.cleanup_complete.is_(True),
+        Attempt.disposal_complete.is_not(False),
+        Attempt.finalization_failed.is_not(True),
+    ).exists()
+
+
+def carryable_trials(engine: Engine, campaign_id: int) -> dict[str, int]:
+    """trial_id -> the trial row holding its result, for every finished trial of the
+    campaign whose attempt ended verified (a carried trial points at its origin)."""
+    stmt = select(Trial.trial_id, func.coalesce(Trial.carried_from_trial_pk, Trial.id)).where(
+        Trial.campaign_id == campaign_id, Trial.status == "finished", _result_attempt_ok()
+    )
+    with engine.connect() as conn:
+        return {trial_id: origin for trial_id, origin in conn.execute(stmt)}
+
+
+def create_continuation(engine: Engine, blocked_id: int, carried: Mapping[str, int], clock: Clock = utcnow) -> int:
+    """A new campaign for the same experiment and schedule that continues ``blocked_id``.
+
+    Carried trials are born finished and point at the row holding their result;
+    the rest are scheduled. Nothing of the blocked campaign is edited."""
+    now = clock()
+    with Session(engine) as session, session.begin():
+        old = session.get(Campaign, blocked_id)
+        row = Campaign(
+            kind=old.kind,
+            state="running",
+            live=old.live,
+            agent=old.agent,
+            seed=old.seed,
+            experiment_json=old.experiment_json,
+            experiment_digest=old.experiment_digest,
+            plan_digest=old.plan_digest,
+            approved_plan_digest=old.approved_plan_digest,
+            scheduled_count=old.scheduled_count,
+            created_at=now,
+            deadline_at=old.deadline_at,
+            continues_campaign_id=old.id,
+        )
+        session.add(row)
+        session.flush()
+        for t in session.scalars(select(Trial).where(Trial.campaign_id == blocked_id).order_by(Trial.position)):
+            origin = carried.get(t.trial_id)
+            session.add(
+                Trial(
+                    campaign_id=row.id,
+                    pair_id=t.pair_id,
+                    trial_id=t.trial_id,
+                    provider=t.provider,
+                    model=t.model,
+                    task=t.task,
+                    variant=t.variant,
+                    repetition=t.repetition,
+                    pair_order=t.pair_order,
+                    position=t.position,
+                    status="finished" if origin is not None else "scheduled",
+                    updated_at=now,
+                    carried_from_trial_pk=origin,
+                )
+            )
+        return row.id
+
+
+@dataclass(frozen=True)
+class ProviderSpend:
+    """What a provider's attempts spent, exactly, and on which basis each was counted."""
+
+    usd: Decimal
+    measured: int  # attempts counted at their client-reported, complete cost
+    equivalent: int  # attempts counted at their list-price equivalent
+    unknown: int  # attempts with neither: the spend cannot be bounded
+
+    @property
+    def basis(self) -> str:
+        parts = [name for name, n in (("measured", self.measured), ("list-price equivalent", self.equivalent)) if n]
+        return " + ".join(parts) or "nothing spent yet"
+
+
+def counted_spend(cost_usd: float | None, spend_complete: bool | None, equivalent_usd: float | None) -> Decimal | None:
+    """One attempt's spend for a campaign cap: its measured cost when complete, else its
+    list-price equivalent, else unknown (None)."""
+    if spend_complete is True and cost_usd is not None:
+        return money.to_decimal(cost_usd)
+    return money.to_decimal(equivalent_usd)
+
+
+def _measured() -> Any:
+    return (Attempt.spend_complete.is_(True)) & Attempt.cost_usd.is_not(None)
+
+
+def counted_usd() -> Any:
+    """An attempt's spend for the caps, in SQL: its complete measured cost, else its
+    list-price equivalent, else NULL (unknown)."""
+    return case((_measured(), Attempt.cost_usd), else_=Attempt.equivalent_spend_usd)
+
+
+def provider_spend(engine: Engine, campaign_id: int, provider: str) -> ProviderSpend:
+    """A provider's spend over the campaign and every campaign it continues, interrupted
+    attempts included: measured cost where complete, list-price equivalent otherwise."""
+    measured, counted = _measured(), counted_usd()
+    stmt = (
+        select(
+            money.sum_usd(counted),
+            func.count(case((measured, 1))),
+            func.count(case((~measured & Attempt.equivalent_spend_usd.is_not(None), 1))),
+            func.count(case((~measured & Attempt.equivalent_spend_usd.is_(None), 1))),
+        )
+        .join(Trial, Trial.id == Attempt.trial_pk)
+        .where(Attempt.campaign_id.in_(lineage(engine, campaign_id)), Trial.provider == provider)
+    )
+    with engine.connect() as conn:
+        total, n_measured, n_equivalent, n_unknown = conn.execute(stmt).one()
+    return ProviderSpend(money.usd(total) or Decimal(0), int(n_measured), int(n_equivalent), int(n_unknown))
+
+
+def carried_results(engine: Engine, campaign_id: int) -> list[tuple[Trial, Attempt]]:
+    """A continuation's carried trials with the finished attempt each points at."""
+    stmt = (
+        select(Trial, Attempt)
+        .join(Attempt, Attempt.trial_pk == Trial.carried_from_trial_pk)
+        .where(Trial.campaign_id == campaign_id, Attempt.status == "finished")
+        .order_by(Trial.position)
+    )
+    with Session(engine, expire_on_commit=False) as session:
+        return [(t, a) for t, a in session.execute(stmt)]
+
+
+def record_spend_limits(engine: Engine, campaign_id: int, caps: Any, *, scope: str | None = None) -> None:
+    """The caps this run is held to, as exact decimal text: ``SpendLimits`` (the paired
+    lane's campaign-wide maximum) or a campaign's ``Caps`` (per provider and/or total)."""
+    if hasattr(caps, "ceiling_usd"):
+        limits = {"per_attempt_ceiling_usd": str(caps.ceiling_usd)}
+        if caps.provider_max_usd is not None:
+            limits["provider_max_spend_usd"] = str(caps.provider_max_usd)
+        if caps.campaign_max_usd is not None:
+            limits["max_spend_usd"] = str(caps.campaign_max_usd)
+    else:
+        limits = {"max_spend_usd": str(caps.max_spend_usd), "per_attempt_ceiling_usd": str(caps.per_attempt_ceiling_usd)}
+    with engine.begin() as conn:
+        conn.execute(update(Campaign).where(Campaign.id == campaign_id).values(spend_limits_json=json.dumps(limits, sort_keys=True)))

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from campaign.errors import CampaignError
+from campaign.supervise.confine import CgroupMount, confine_self
 
 GATE_ABORTED = 125
 EXEC_FAILED = 127
@@ -66,11 +67,14 @@ def spawn_gated(
     stdout: Stdio = None,
     stderr: Stdio = None,
     stdin: Stdio = None,
+    confine: Sequence[CgroupMount] | None = None,
 ) -> int:
     """Fork, run ``on_forked(pid)`` while the child waits, then let it exec. Returns the pid.
 
     ``cwd_fd`` (instead of ``cwd``) is a directory descriptor the child ``fchdir``s
-    to: the directory it was opened on, whatever its path names by now.
+    to: the directory it was opened on, whatever its path names by now. With
+    ``confine`` (the cgroup mounts to make read-only), the child confines itself
+    after the gate opens, that is once it is in the attempt cgroup (see confine.py).
     """
     if not argv:
         raise SpawnError("empty command")
@@ -104,7 +108,7 @@ def spawn_gated(
         raise
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child, reported through err_w
-        _child(gate_r, gate_w, err_r, err_w, fds, where, exeb, args, envb)
+        _child(gate_r, gate_w, err_r, err_w, fds, where, exeb, args, envb, confine)
     os.close(gate_r)
     os.close(err_w)
     for fd in opened:
@@ -154,7 +158,7 @@ def _abort(pid: int) -> None:
         pass
 
 
-def _child(gate_r, gate_w, err_r, err_w, fds, cwd, exe, args, env) -> None:  # pragma: no cover - child side
+def _child(gate_r, gate_w, err_r, err_w, fds, cwd, exe, args, env, confine) -> None:  # pragma: no cover - child side
     stage = "setup"
     try:
         for sig in _RESET:
@@ -167,6 +171,9 @@ def _child(gate_r, gate_w, err_r, err_w, fds, cwd, exe, args, env) -> None:  # p
         if os.read(gate_r, 1) != _GO:
             os._exit(GATE_ABORTED)
         os.close(gate_r)
+        if confine is not None:
+            stage = "confine"
+            confine_self(confine)
         stage = "cwd"  # before stdio: dup2 onto 0-2 must not clobber a low cwd descriptor
         if isinstance(cwd, int):
             os.fchdir(cwd)

@@ -1,4 +1,8 @@
-"""SIGINT/SIGTERM become ``Interrupted``, raised only at a safe point.
+"""SIGINT, SIGTERM, SIGHUP and SIGQUIT become ``Interrupted``, raised only at a safe point.
+
+A closed terminal (SIGHUP) or Ctrl-\\ (SIGQUIT) is an operator stopping the run
+like Ctrl-C: the attempt in flight is torn down and recorded, the run exits 130,
+and ``--resume`` continues it. Only SIGKILL leaves work unfinalized.
 
 ``interruptible()`` installs the handlers (nesting is fine: only the outermost
 installs and restores). A signal raises ``Interrupted`` at once unless the
@@ -28,7 +32,7 @@ from contextlib import contextmanager
 
 from campaign.errors import Interrupted
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 class Interruption:
@@ -71,7 +75,7 @@ def state() -> Interruption:
 
 @contextmanager
 def interruptible(signals: tuple[int, ...] = SIGNALS) -> Iterator[Interruption]:
-    """Convert SIGINT/SIGTERM into ``Interrupted`` for the duration (main thread only)."""
+    """Convert the stop signals into ``Interrupted`` for the duration (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield _STATE
         return

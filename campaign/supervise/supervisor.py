@@ -42,6 +42,7 @@ from campaign.store import repository
 from campaign.store.repository import LedgerMember
 from campaign.supervise import pidfd as pidfds
 from campaign.supervise.cgroup import AttemptCgroup, attempt_cgroup_name
+from campaign.supervise import confine
 from campaign.supervise.gate import Stdio, spawn_gated
 from campaign.supervise.interrupt import critical
 from campaign.supervise.procfs import IS_LINUX, Stat, default_proc
@@ -162,6 +163,7 @@ class Supervisor:
         proc=None,
         budget: TeardownBudget | None = None,
         containment: str = "auto",
+        confine_members: bool = True,
         python: str = sys.executable,
         recovery_argv: Sequence[str] | None = None,
     ) -> None:
@@ -181,6 +183,8 @@ class Supervisor:
         self.recovery_argv = list(recovery_argv) if recovery_argv else [python, "-I", "-m", "campaign.supervise.recovery"]
         self.containment = "pgid-only"
         self.cgroup: AttemptCgroup | None = None
+        self.confine_members = confine_members
+        self._confine: tuple[confine.CgroupMount, ...] | None = None
         self.log = CleanupLog(root, clock)
         self._members: list[Member] = []
         self._known: set[tuple[int, int]] = set()
@@ -232,9 +236,13 @@ class Supervisor:
                 elif self.requested_containment == "cgroup2":
                     raise SupervisorError("no writable cgroup v2 with cgroup.kill is available; use containment='auto'")
             self._since = self._now_ticks()
+            # Members get their own cgroup and mount namespaces, a read-only cgroupfs and
+            # no CAP_SYS_ADMIN, so they can neither leave the cgroup nor mount over the host.
+            self._confine = confine.cgroup_mounts() if self.confine_members and confine.available() else None
         self._update_attempt(containment=self.containment, private_root=str(self.root.path))
         self._entered = True
-        self.log(f"supervisor start: attempt {self.attempt_id}, containment {self.containment}")
+        confined = "; members confined (cgroup+mount namespaces, read-only cgroupfs, no CAP_SYS_ADMIN)" if self._confine is not None else ""
+        self.log(f"supervisor start: attempt {self.attempt_id}, containment {self.containment}{confined}")
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         try:
@@ -308,7 +316,7 @@ class Supervisor:
         with critical():
             try:
                 where = {"cwd_fd": cwd_fd} if cwd_fd is not None else {"cwd": cwd or self.root.cwd}
-                spawn_gated(argv, **where, env=env, on_forked=on_forked, stdout=stdout, stderr=stderr, stdin=stdin)
+                spawn_gated(argv, **where, env=env, on_forked=on_forked, stdout=stdout, stderr=stderr, stdin=stdin, confine=self._confine)
             except BaseException:
                 member = holder.get("m")
                 if member is not None:

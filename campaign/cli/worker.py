@@ -1,0 +1,65 @@
+"""`campaign worker`: run a campaign's providers, one lease at a time, beside other workers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from campaign.cli.common import core_errors, db_option
+from campaign.errors import UsageProblem
+from campaign.lanes import options as opt
+from campaign.lanes import parallel
+from campaign.lanes.multi_provider import my_identity
+from campaign.lanes.worker import run_worker
+from campaign.store import leases, repository
+from campaign.store.migrate import open_store
+
+_PATH = click.Path(path_type=Path)
+
+
+@click.command(context_settings={"max_content_width": 100})
+@click.option("--campaign-id", type=int, metavar="ID", help="The campaign to work on [default: the store's latest campaign].")
+@click.option("--providers", metavar="NAME,NAME", help="Only these providers of the campaign [default: any].")
+@click.option("--agent", metavar="NAME|FILE.toml", help="The campaign's agent profile, when it was not the catalog's default.")
+@click.option("--config", type=_PATH, metavar="FILE.toml", help="The campaign's base config, when it had one.")
+@click.option("--providers-catalog", type=_PATH, metavar="FILE.toml", help="The campaign's providers catalog, when it was not the shipped one.")
+@click.option("--failure-dir", type=_PATH, metavar="DIR", help="Private failure bundles, as for campaign coding.")
+@click.option("--max-spend-usd", metavar="USD", help="Each provider's spend cap (with --attempt-ceiling-usd), as for campaign coding --campaign.")
+@click.option("--max-total-spend-usd", metavar="USD", help="The campaign's spend cap over every provider (with --attempt-ceiling-usd).")
+@click.option("--attempt-ceiling-usd", metavar="USD", help="The most one attempt may spend; reserved at admission.")
+@db_option
+def worker(db: str | None, campaign_id: int | None, providers: str | None, **values) -> None:
+    """Claim a provider's lease, run its trials in schedule order, and repeat until none is left.
+
+    Workers on several machines share one store (PostgreSQL; SQLite on one
+    machine): one provider's trials never run two at once, and different
+    providers run in parallel. The experiment comes from the store; give the
+    same --agent, --config and --providers-catalog the campaign was started with.
+
+    \b
+    Examples:
+      campaign worker --db postgresql+psycopg://me@db/campaigns --campaign-id 3
+      campaign worker --db campaign-out/campaign.db --providers anthropic
+    """
+    with core_errors():
+        given = opt.CodingOptions(campaign=True, live=True, **{k: v for k, v in values.items()})
+        caps = opt.campaign_caps(given)
+        engine = open_store(db, create=False)
+        try:
+            row = repository.get_campaign(engine, campaign_id) if campaign_id is not None else repository.latest_campaign(engine, kind="campaign")
+            if row is None:
+                raise UsageProblem("no such campaign in this store; start one with campaign coding --campaign", option="--campaign-id")
+            wanted = [p.strip() for p in providers.split(",")] if providers else None
+            inputs = parallel.worker_inputs(engine, row.id, given, os.environ)
+            unknown = [p for p in wanted or () if p not in {x.name for x in inputs.providers}]
+            if unknown:
+                raise UsageProblem(f"not a provider of campaign {row.id}: {', '.join(unknown)}", option="--providers")
+            me = leases.WorkerIdentity.of(my_identity())
+            leases.ensure_leases(engine, row.id, [p.name for p in inputs.providers])
+            tally = run_worker(engine, row.id, inputs, me, providers=wanted, caps=caps)
+        finally:
+            engine.dispose()
+    worked = ", ".join(tally.providers) or "none (nothing left to claim)"
+    click.echo(f"worker {me.host}:{me.pid}: ran {tally.attempted} attempts; providers: {worked}")

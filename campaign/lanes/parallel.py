@@ -1,0 +1,222 @@
+"""Providers in parallel: local workers on one store, and `campaign worker` anywhere else.
+
+``campaign coding --campaign --parallel-providers N`` keeps the campaign's
+runner lease, starts N ``campaign worker`` processes on the same store and,
+while they claim providers and run their trials, shows progress from the
+store, settles the leases of workers that were lost, and finally closes the
+campaign and writes the reports, exactly as the single runner does. Workers
+on other machines join with ``campaign worker --db URL --campaign ID`` and
+the same experiment options.
+
+A lost worker (its lease not heartbeaten for ``STALE_SECONDS`` by the
+database's clock, or a local worker seen dead) with an attempt in flight halts
+its provider: nothing more of it runs here, the attempt's cleanup is
+unverified, and the way forward is the killed runner's one, recovery on the
+worker's host and then ``--resume --continue-blocked``. Never a silent retry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from sqlalchemy import Engine
+
+from campaign.errors import CampaignError, Interrupted, UsageProblem
+from campaign.lanes import options as opt
+from campaign.lanes import worker
+from campaign.progress import AttemptFinished, TrialsNotAttempted
+from campaign.providers import load_catalog
+from campaign.store import leases, repository
+from campaign.supervise import critical, interruptible
+from campaign.supervise.procfs import ProcFS
+
+POLL_SECONDS = 0.5
+
+
+class WorkerLost(CampaignError):
+    """A worker was lost mid-attempt; its provider is halted until recovery proves cleanup."""
+
+
+def experiment_options(stored: Mapping[str, Any], given: opt.CodingOptions, catalog) -> opt.CodingOptions:
+    """The options that reproduce a stored campaign experiment; what the worker was given wins.
+
+    Everything but the agent profile file, the base config and a custom providers
+    catalog is in the experiment; those a worker takes as options, and comparing
+    the rebuilt experiment with the stored one proves they are the same."""
+    names = [p["name"] for p in stored.get("providers", [])]
+    model = given.model
+    entry = next((p for p in catalog.providers if len(names) == 1 and p.name == names[0]), None)
+    if model is None and entry is not None and stored["providers"][0].get("model") != entry.default_model:
+        model = f"{entry.route}:{stored['providers'][0]['model']}"
+    return opt.CodingOptions(
+        campaign=True,
+        live=True,
+        providers=",".join(names),
+        tasks=",".join(stored.get("tasks", [])),
+        variants=",".join(v["name"] for v in stored.get("variants", [])),
+        repetitions=stored.get("repetitions"),
+        seed=stored.get("seed"),
+        timeout=stored.get("timeout"),
+        control_plane_port=stored.get("control_plane_port"),
+        agent=given.agent,
+        config=given.config,
+        providers_catalog=given.providers_catalog,
+        failure_dir=given.failure_dir,
+        model=model,
+        # A worker writes no report; the coordinator (or a later `campaign report`) does.
+        output_dir=given.output_dir or Path.cwd(),
+    )
+
+
+def worker_inputs(engine: Engine, campaign_id: int, given: opt.CodingOptions, environ: Mapping[str, str]):
+    """The campaign's inputs rebuilt from its stored experiment, refused when they differ."""
+    from campaign.lanes import multi_provider  # the lane that owns validation imports this module
+
+    row = repository.get_campaign(engine, campaign_id)
+    if row is None or row.kind != "campaign":
+        raise UsageProblem(f"no campaign {campaign_id} (of kind campaign) in this store", option="--campaign-id")
+    stored = json.loads(row.experiment_json)
+    options = experiment_options(stored, given, load_catalog(given.providers_catalog))
+    inputs = multi_provider.validate(options, engine.url.render_as_string(hide_password=False), options.providers_catalog, environ)
+    differing = multi_provider.mismatched_fields(stored, multi_provider.experiment(inputs))
+    if differing:
+        raise UsageProblem(
+            f"this worker would run a different experiment ({', '.join(differing)}); give it the campaign's own --agent, --config and --providers-catalog",
+            option="--agent",
+        )
+    return inputs
+
+
+def worker_argv(db: str, campaign_id: int, opts: opt.CodingOptions) -> list[str]:
+    argv = [sys.executable, "-m", "campaign", "worker", "--db", db, "--campaign-id", str(campaign_id)]
+    for flag, value in (("--agent", opts.agent), ("--config", opts.config), ("--providers-catalog", opts.providers_catalog), ("--failure-dir", opts.failure_dir)):
+        if value is not None:
+            argv += [flag, str(value)]
+    for flag, value in (("--max-spend-usd", opts.max_spend_usd), ("--max-total-spend-usd", opts.max_total_spend_usd), ("--attempt-ceiling-usd", opts.attempt_ceiling_usd)):
+        if value is not None:
+            argv += [flag, str(value)]
+    return argv
+
+
+def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.CodingOptions, *, stream: TextIO | None, caps, timer: Callable[[], float] = time.monotonic):
+    """Start the local workers, follow them through the store, close the campaign."""
+    from campaign.lanes import multi_provider  # the lane that owns reports imports this module
+
+    repository.set_campaign_state(engine, campaign_id, expected=("running", "interrupted", "stopped", "completed"), state="running")
+    trials = repository.trials_in_order(engine, campaign_id)
+    progress = multi_provider._progress(engine, campaign_id, inputs, trials, stream, caps)
+    seen = {a.id for a in repository.attempts_for(engine, campaign_id)}
+    before = set(seen)
+    skipped = {t.id for t in trials if t.status == "not_attempted"}
+    url = engine.url.render_as_string(hide_password=False)
+    env = dict(os.environ)
+    if engine.url.password:
+        env["CAMPAIGN_DB"] = url  # never in the process list
+    argv = worker_argv("" if engine.url.password else url, campaign_id, opts)
+    if engine.url.password:
+        argv = [a for a in argv if a not in ("--db", "")]
+    procs: list[subprocess.Popen] = []
+    proc_fs = ProcFS()
+    started_at = {}
+    try:
+        with interruptible():
+            for _ in range(opts.parallel_providers or 1):
+                p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                procs.append(p)
+                started_at[p.pid] = proc_fs.start_ticks(p.pid)
+            while True:
+                alive = [p for p in procs if p.poll() is None]
+                _settle_lost(engine, campaign_id, procs, started_at)
+                _follow(engine, campaign_id, trials, progress, seen, skipped)
+                if not alive:
+                    break
+                time.sleep(POLL_SECONDS)
+            _follow(engine, campaign_id, trials, progress, seen, skipped)
+    except Interrupted:
+        with critical():
+            # The workers got the same signal (one process group) and finish their attempts.
+            for p in procs:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGINT)
+            for p in procs:
+                try:
+                    p.wait(timeout=600)
+                except subprocess.TimeoutExpired:
+                    pass
+            _settle_lost(engine, campaign_id, procs, started_at)
+            repository.set_campaign_state(engine, campaign_id, expected=("running", "stopped"), state="interrupted", stop_reason="interrupted")
+            multi_provider.write_reports(engine, campaign_id, inputs)
+            if progress:
+                progress.close()
+        raise
+    if progress:
+        progress.close()
+    halted = leases.halted(engine, campaign_id)
+    row = repository.get_campaign(engine, campaign_id)
+    stop_reason = row.stop_reason if row.state == "stopped" else ("worker_lost" if halted else None)
+    if stop_reason is None:
+        stop_reason = next((t.not_attempted_reason for t in repository.trials_in_order(engine, campaign_id) if t.status == "not_attempted"), None)
+    failed = [p.returncode for p in procs if p.returncode not in (0, None)]
+    if stop_reason is None and any(t.status == "scheduled" for t in repository.trials_in_order(engine, campaign_id)) and failed:
+        stop_reason = "engine_error"
+    repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
+    attempted = len({a.id for a in repository.attempts_for(engine, campaign_id) if a.status != "running"} - before)
+    result = multi_provider._result(engine, campaign_id, inputs, schedule, attempted, stop_reason, caps)
+    if halted:
+        raise WorkerLost(_halted_message(halted, repository.get_campaign(engine, campaign_id), engine))
+    return result
+
+
+def _settle_lost(engine: Engine, campaign_id: int, procs: Sequence[subprocess.Popen], started_at: Mapping[int, int | None]) -> None:
+    """Halt the leases of workers known lost: a local one seen dead at once, any other
+    once its heartbeat is stale by the database's clock."""
+    dead = {(p.pid, started_at.get(p.pid)) for p in procs if p.returncode is not None}
+    for lease in leases.all_leases(engine, campaign_id):
+        if lease.holder is not None and lease.halted_reason is None and (lease.holder.pid, lease.holder.start_ticks) in dead:
+            leases.halt_lost(engine, campaign_id, lease)
+    for lease in leases.stale(engine, campaign_id, worker.STALE_SECONDS):
+        leases.halt_lost(engine, campaign_id, lease)
+
+
+def _follow(engine: Engine, campaign_id: int, trials, progress, seen: set[int], skipped: set[int]) -> None:
+    if progress is None:
+        return
+    by_pk = {t.id: t for t in trials}
+    for a in repository.attempts_for(engine, campaign_id):
+        if a.id in seen or a.status == "running":
+            continue
+        seen.add(a.id)
+        if a.status == "finished":
+            t = by_pk[a.trial_pk]
+            progress.update(AttemptFinished(t.provider, t.variant, a.outcome == "passed", a.cost_usd, None, t.trial_id))
+    for t in repository.trials_in_order(engine, campaign_id):
+        if t.status == "not_attempted" and t.id not in skipped:
+            skipped.add(t.id)
+            progress.update(TrialsNotAttempted(t.provider, 1, t.not_attempted_reason))
+
+
+def _halted_message(halted, row, engine: Engine) -> str:
+    from campaign.store.engine import describe
+
+    db = shlex.quote(describe(engine.url))
+    lines = [f"campaign {row.id} stopped: a worker was lost mid-attempt, so its provider admits no more work."]
+    for lease in halted:
+        lines.append(
+            f"provider {lease.provider}: worker pid {lease.holder.pid} on host {lease.holder.host} stopped during attempt {lease.halted_attempt_id}; its cleanup is unverified"
+        )
+    lines.append("Next, on each host named above, prove the attempt's processes gone:")
+    lines += [f"  campaign recover {lease.halted_attempt_id} --db {db}" for lease in halted]
+    lines.append("then continue the experiment in a new campaign: the same command with --resume --continue-blocked added.")
+    return "\n".join(lines)
+
+
+__all__ = ["WorkerLost", "coordinate", "worker_argv", "worker_inputs"]

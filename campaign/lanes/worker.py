@@ -1,0 +1,180 @@
+"""One provider's trials at a time: the step both the single runner and the workers take.
+
+A worker (``campaign worker``, or one of the local workers ``--parallel-providers``
+starts) claims a provider's lease, heartbeats it with the database's clock from
+a background thread, and runs that provider's scheduled trials in schedule
+order, each admitted through ``leases.admit`` (lease re-checked, ceiling
+reserved against the caps, in one transaction). The single runner takes every
+provider's lease and steps through the whole schedule the same way, so the
+rules are one set whichever way a campaign runs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from campaign import benchmark
+from campaign.errors import Interrupted
+from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
+from campaign.store import leases, repository
+from campaign.store.models import Trial
+from campaign.supervise import critical, interruptible
+
+HEARTBEAT_SECONDS = 2.0
+# A lease not heartbeaten for this long (database clock) belongs to a lost worker.
+STALE_SECONDS = 20.0
+
+
+def plan_for(inputs, trial: Trial) -> AttemptPlan:
+    """The attempt plan of one trial of a campaign (``CampaignInputs``)."""
+    provider = next(p for p in inputs.providers if p.name == trial.provider)
+    return AttemptPlan(
+        task=benchmark.get_task(trial.task),
+        profile=inputs.profiles[provider.name],
+        model=provider.model,
+        seed=inputs.seed,
+        timeout_s=float(inputs.timeout),
+        variant=trial.variant,
+        config_text=inputs.configs[trial.variant].text,
+        credential_names=(provider.credential_env,) if provider.credential_env else (),
+        failure_dir=inputs.failure_dir,
+        provider=provider,
+        wire=inputs.wires.get(provider.name),
+        expected_catalogs=inputs.wire_catalogs.get(provider.name),
+        extra_env=(("CAMPAIGN_CONTROL_PLANE_PORT", str(inputs.control_plane_port)),) if inputs.control_plane_port else (),
+    )
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one scheduled trial came to."""
+
+    result: AttemptOutcome | None = None
+    provider_stop: str | None = None  # this provider admits nothing more (its own cap)
+    campaign_stop: str | None = None  # nothing more anywhere (unproven cleanup, ...)
+    lost: str | None = None  # this worker may not go on: "lease_lost" or "stopped"
+
+
+def step(engine: Engine, trial: Trial, inputs, *, me: leases.WorkerIdentity, caps: leases.Caps | None, lineage: Sequence[int], timer: Callable[[], float]) -> Step:
+    """Admit and run one scheduled trial under the caps and the lease."""
+    if caps is not None and repository.provider_spend(engine, trial.campaign_id, trial.provider).unknown:
+        return Step(provider_stop="spend_incomplete")  # an earlier attempt's spend cannot be bounded
+    why = leases.admit(engine, trial, me=me, caps=caps, lineage=lineage)
+    if why == "taken":
+        return Step()
+    if why == "spend_limit":
+        return Step(provider_stop=why)
+    if why is not None:
+        return Step(lost=why)
+    result = run_attempt(engine, trial, plan_for(inputs, trial), timer=timer)
+    provider_stop = None
+    if caps is not None and result.stop_reason is None:
+        spent = repository.counted_spend(result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd)
+        if spent is None:
+            provider_stop = "spend_incomplete"
+        elif spent > caps.ceiling_usd:
+            provider_stop = "attempt_exceeded_ceiling"
+    return Step(result=result, provider_stop=provider_stop, campaign_stop=result.stop_reason)
+
+
+class Heartbeat:
+    """Stamps the database clock on this worker's leases every few seconds, from a thread,
+    while attempts (minutes long) run in the main thread. ``lost`` turns true when a
+    heartbeat finds a lease halted or taken: the worker then admits nothing more."""
+
+    def __init__(self, engine: Engine, campaign_id: int, me: leases.WorkerIdentity, *, every: float = HEARTBEAT_SECONDS) -> None:
+        self.engine, self.campaign_id, self.me, self.every = engine, campaign_id, me, every
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lease-heartbeat", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                if not leases.heartbeat(self.engine, self.campaign_id, self.me):
+                    self.lost = True
+            except Exception:  # a busy store: the next beat retries; staleness is judged by others
+                continue
+
+
+def mark_provider_not_attempted(engine: Engine, campaign_id: int, provider: str, reason: str) -> int:
+    n = 0
+    for trial in repository.trials_in_order(engine, campaign_id):
+        if trial.provider == provider and trial.status == "scheduled":
+            n += repository.mark_not_attempted(engine, trial.id, reason)
+    return n
+
+
+def request_stop(engine: Engine, campaign_id: int, reason: str) -> None:
+    """Stop the campaign everywhere: every worker checks the state before each admission."""
+    try:
+        repository.set_campaign_state(engine, campaign_id, expected=("running",), state="stopped", stop_reason=reason)
+    except Exception:
+        pass  # already stopped or interrupted by someone else: their reason stands
+
+
+@dataclass
+class WorkerTally:
+    attempted: int = 0
+    providers: tuple[str, ...] = ()
+
+
+def run_worker(
+    engine: Engine,
+    campaign_id: int,
+    inputs,
+    me: leases.WorkerIdentity,
+    *,
+    providers: Sequence[str] | None = None,
+    caps: leases.Caps | None = None,
+    stale_seconds: float = STALE_SECONDS,
+    on_attempt: Callable[[Trial, AttemptOutcome], None] = lambda trial, result: None,
+    timer: Callable[[], float] = time.monotonic,
+) -> WorkerTally:
+    """Claim providers one after another and run their trials until none is left to claim."""
+    tally = WorkerTally()
+    lineage = repository.lineage(engine, campaign_id)
+    with interruptible(), Heartbeat(engine, campaign_id, me) as beat:
+        while True:
+            for lost in leases.stale(engine, campaign_id, stale_seconds):
+                leases.halt_lost(engine, campaign_id, lost)
+            provider = leases.claim_provider(engine, campaign_id, me, providers)
+            if provider is None:
+                return tally
+            tally.providers += (provider,)
+            try:
+                for trial in repository.trials_in_order(engine, campaign_id):
+                    if trial.provider != provider or trial.status != "scheduled":
+                        continue
+                    if beat.lost:
+                        return tally
+                    done = step(engine, trial, inputs, me=me, caps=caps, lineage=lineage, timer=timer)
+                    if done.result is not None:
+                        tally.attempted += 1
+                        on_attempt(trial, done.result)
+                    if done.lost:
+                        return tally
+                    if done.campaign_stop:
+                        request_stop(engine, campaign_id, done.campaign_stop)
+                        return tally
+                    if done.provider_stop:
+                        mark_provider_not_attempted(engine, campaign_id, provider, done.provider_stop)
+                        break
+            except Interrupted:
+                with critical():
+                    leases.release(engine, campaign_id, me, provider)
+                raise
+            leases.release(engine, campaign_id, me, provider)

@@ -1,0 +1,165 @@
+"""The aiohttp application: GET-only routes over one read-only engine.
+
+Routes::
+
+    /                                  campaigns list
+    /campaigns/{id}                    one campaign
+    /api/campaigns                     the list as JSON
+    /api/campaigns/{id}                one campaign as JSON (the sanitized report and the page's figures)
+    /api/campaigns/{id}/status         what the auto-refresh polls
+    /static/view.js, /static/view.css  the page's only script and style
+    /favicon.ico                       204, so browsers stop asking
+
+Store reads block, so each runs in the default thread pool. Every answer
+carries a Content-Security-Policy that allows only this origin's static files,
+and unless the operator allowed remote access, a request whose Host header is
+not a loopback name is refused (a web page elsewhere cannot reach the view
+through DNS rebinding). An unexpected error answers a fixed message, never the
+exception's text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import ipaddress
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+from sqlalchemy import Engine
+
+from campaign.errors import UsageProblem
+from campaign.view import pages, snapshot
+
+ENGINE = web.AppKey("engine", Engine)
+ALLOW_REMOTE = web.AppKey("allow_remote", bool)
+STATIC = web.AppKey("static", dict)
+
+STATIC_FILES = {"view.js": "text/javascript", "view.css": "text/css"}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def build_app(engine: Engine, *, allow_remote: bool = False) -> web.Application:
+    app = web.Application(middlewares=[guard])
+    app[ENGINE] = engine
+    app[ALLOW_REMOTE] = allow_remote
+    app[STATIC] = {name: (resources.files("campaign.view") / "static" / name).read_bytes() for name in STATIC_FILES}
+    app.add_routes(
+        [
+            web.get("/", campaigns_page),
+            web.get(r"/campaigns/{campaign_id:\d+}", campaign_page),
+            web.get("/api/campaigns", campaigns_json),
+            web.get(r"/api/campaigns/{campaign_id:\d+}", campaign_json),
+            web.get(r"/api/campaigns/{campaign_id:\d+}/status", campaign_status),
+            web.get("/static/{name}", static_file),
+            # Browsers ask for it unprompted; an empty answer keeps their consoles clean.
+            web.get("/favicon.ico", no_content),
+        ]
+    )
+    return app
+
+
+def loopback_name(host: str | None) -> bool:
+    if not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@web.middleware
+async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if not request.app[ALLOW_REMOTE] and not loopback_name(request.url.host):
+        response: web.StreamResponse = html_response(pages.error_page(403, "This view answers requests addressed to a loopback name only."), 403)
+    else:
+        try:
+            response = await handler(request)
+        except web.HTTPException as exc:
+            response = html_response(pages.error_page(exc.status, exc.reason), exc.status)
+            if exc.status == 405:
+                response.headers["Allow"] = "GET, HEAD"
+        except UsageProblem:
+            # The only one a page can raise: the store has no such campaign.
+            response = html_response(pages.error_page(404, "No such campaign in this store."), 404)
+        except Exception as exc:  # noqa: BLE001 - the page must not show exception text
+            print(f"campaign view: {request.method} {request.path}: internal error ({exc.__class__.__name__})", file=sys.stderr, flush=True)
+            response = html_response(pages.error_page(500, "Internal error; the terminal running `campaign view` names its class."), 500)
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def html_response(body: str, status: int = 200) -> web.Response:
+    return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
+
+
+def json_response(data: Any) -> web.Response:
+    return web.json_response(data, dumps=functools.partial(json.dumps, allow_nan=False))
+
+
+async def blocking(request: web.Request, fn: Callable[..., Any], *args: Any) -> Any:
+    return await asyncio.get_running_loop().run_in_executor(None, fn, request.app[ENGINE], *args)
+
+
+def _campaign_id(request: web.Request) -> int:
+    return int(request.match_info["campaign_id"])
+
+
+# --- handlers ---------------------------------------------------------------------
+
+
+async def campaigns_page(request: web.Request) -> web.Response:
+    snap = await blocking(request, snapshot.list_snapshot)
+    refresh = pages.Refresh("/api/campaigns", snap.fingerprint()) if snap.running else None
+    return html_response(pages.list_page(snap.campaigns, snap.verdict, refresh))
+
+
+async def campaign_page(request: web.Request) -> web.Response:
+    cid = _campaign_id(request)
+    snap: snapshot.CampaignSnapshot = await blocking(request, snapshot.campaign_snapshot, cid)
+    refresh = pages.Refresh(f"/api/campaigns/{cid}/status", snap.summary.fingerprint()) if snap.summary.state == "running" else None
+    no_report = snapshot.NO_REPORT.get(snap.no_report) if snap.no_report else None
+    body = pages.campaign_page(snap.summary, snap.verdict, snap.report, snap.providers, snap.caps.total_usd, refresh, no_report)
+    return html_response(body)
+
+
+async def campaigns_json(request: web.Request) -> web.Response:
+    snap = await blocking(request, snapshot.list_snapshot)
+    return json_response(snap.as_json())
+
+
+async def campaign_json(request: web.Request) -> web.Response:
+    snap = await blocking(request, snapshot.campaign_snapshot, _campaign_id(request))
+    return json_response(snap.as_json())
+
+
+async def campaign_status(request: web.Request) -> web.Response:
+    return json_response(await blocking(request, snapshot.status, _campaign_id(request)))
+
+
+async def no_content(_request: web.Request) -> web.Response:
+    return web.Response(status=204)
+
+
+async def static_file(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if name not in STATIC_FILES:
+        raise web.HTTPNotFound()
+    return web.Response(body=request.app[STATIC][name], content_type=STATIC_FILES[name], charset="utf-8")

@@ -1,0 +1,377 @@
+"""The HTML pages, built from small functions that escape every value they insert.
+
+Nothing here reads the store: the campaign page is rendered from the sanitized
+report (plus the campaigns-list summary and the chain verdict), the list page
+from allowlisted summaries. ``h`` escapes text and attribute values alike;
+the only unescaped markup is this module's own and the forest plot, which
+``campaign.report.forest.render_svg`` renders from the same sanitized report
+with its own escaping. No inline script or style: the Content-Security-Policy
+the app sends allows only ``/static/``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from campaign.progress import format_spend
+from campaign.report.forest import render_svg
+from campaign.view import model
+from campaign.view.model import ProviderProgress, null_reason, unknown_of
+from campaign.view.source import CampaignSummary, ChainVerdict
+
+REFRESH_SECONDS = 3
+
+
+def h(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def el(tag: str, content: str = "", **attrs: Any) -> str:
+    """``<tag attrs>content</tag>``; ``content`` is markup already, attribute values are escaped.
+
+    A trailing underscore is dropped from a name (``class_``), other
+    underscores become hyphens (``data_field``); None values are left out.
+    """
+    parts = [tag]
+    for name, value in attrs.items():
+        if value is None or value is False:
+            continue
+        key = name.rstrip("_").replace("_", "-")
+        parts.append(key if value is True else f'{key}="{h(value)}"')
+    return f"<{' '.join(parts)}>{content}</{tag}>"
+
+
+def text(tag: str, value: Any, **attrs: Any) -> str:
+    return el(tag, h(value), **attrs)
+
+
+def json_attr(value: Any) -> str:
+    """A value as the JSON the report holds, for ``data-value`` (tests compare it exactly)."""
+    return json.dumps(value, allow_nan=False, sort_keys=True)
+
+
+# --- formatting ----------------------------------------------------------------------
+
+
+def fmt(value: Any, kind: str = "num") -> str:
+    """Display text of a known value (callers handle None with a reason)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        digits = {"usd": 4, "seconds": 3, "rate": 3, "signed": 3}.get(kind, 3)
+        return f"{value:+.{digits}f}" if kind == "signed" else f"{value:.{digits}f}"
+    return str(value)
+
+
+def flag(value: Any) -> str:
+    return "unknown" if value is None else ("yes" if value else "no")
+
+
+# --- layout ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """Poll ``url`` and reload when its fingerprint differs from ``fingerprint``."""
+
+    url: str
+    fingerprint: str
+
+
+def layout(title: str, body: str, refresh: Refresh | None = None) -> str:
+    head = "".join(
+        [
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<meta name="referrer" content="no-referrer">',
+            text("title", title),
+            '<link rel="stylesheet" href="/static/view.css">',
+            '<script src="/static/view.js" defer></script>',
+        ]
+    )
+    nav = el("header", el("nav", el("a", "campaigns", href="/") + text("span", " · read-only view of the store", class_="muted")))
+    body_attrs = {"data_refresh_url": refresh.url, "data_fingerprint": refresh.fingerprint, "data_refresh_seconds": REFRESH_SECONDS} if refresh else {}
+    return "<!doctype html>\n" + el("html", el("head", head) + el("body", nav + el("main", body), **body_attrs), lang="en") + "\n"
+
+
+def chain_banner(verdict: ChainVerdict, scope: str) -> str:
+    """A visible warning when `campaign verify` fails; a quiet line when the chain is intact."""
+    if verdict.intact:
+        return text("p", f"Hash chain intact: {verdict.rows} attempt rows verified ({scope}).", class_="chain-ok", id="chain-ok")
+    kinds = ", ".join(f"{kind} ×{count}" for kind, count in verdict.by_kind().items())
+    seqs = sorted({s for _, s in verdict.problems if s is not None})
+    where = f" at seq {', '.join(str(s) for s in seqs[:20])}{' …' if len(seqs) > 20 else ''}" if seqs else ""
+    message = (
+        f"Hash chain verification FAILED ({scope}): {len(verdict.problems)} problem(s) in {verdict.rows} attempt rows: {kinds}{where}. "
+        "Attempt rows were changed outside the engine; these figures cannot be trusted. Do not resume this store; "
+        "keep it and its backups as evidence and run `campaign verify` for details."
+    )
+    return text("div", message, class_="banner warning", id="chain-warning", role="alert")
+
+
+def error_page(status: int, message: str) -> str:
+    return layout(f"{status}", text("h1", f"{status}") + text("p", message))
+
+
+# --- the campaigns list ----------------------------------------------------------------
+
+
+def progress_cell(finished: int, scheduled: int) -> str:
+    bar = el("progress", "", value=finished, max=max(scheduled, 1))
+    return el("td", bar + text("span", f" {finished}/{scheduled}"), data_field="progress", data_value=f"{finished}/{scheduled}")
+
+
+def list_page(campaigns: Sequence[CampaignSummary], verdict: ChainVerdict, refresh: Refresh | None) -> str:
+    header = "".join(text("th", c) for c in ("campaign", "kind", "state", "stop reason", "progress (finished/scheduled)"))
+    rows = []
+    for c in campaigns:
+        rows.append(
+            el(
+                "tr",
+                el("td", el("a", h(c.id), href=f"/campaigns/{c.id}"))
+                + text("td", c.kind, data_field="kind")
+                + text("td", c.state, data_field="state", class_=f"state-{c.state}")
+                + text("td", c.stop_reason or "none", data_field="stop_reason")
+                + progress_cell(c.finished, c.scheduled),
+                data_campaign=c.id,
+            )
+        )
+    table = el("table", el("thead", el("tr", header)) + el("tbody", "".join(rows)), id="campaigns") if rows else text("p", "The store holds no campaign yet.")
+    note = text("p", f"Refreshing every {REFRESH_SECONDS} s while a campaign runs.", class_="muted") if refresh else ""
+    return layout("campaigns", chain_banner(verdict, "whole store") + text("h1", "Campaigns") + note + table, refresh)
+
+
+# --- one campaign -------------------------------------------------------------------------
+
+
+def campaign_page(
+    summary: CampaignSummary,
+    verdict: ChainVerdict,
+    report: Mapping[str, Any] | None,
+    providers: Sequence[ProviderProgress],
+    total_cap: float | None,
+    refresh: Refresh | None,
+    no_report: str | None = None,
+) -> str:
+    title = f"campaign {summary.id}"
+    parts = [chain_banner(verdict, title), text("h1", f"Campaign {summary.id}")]
+    if refresh:
+        parts.append(text("p", f"Running: this page refreshes itself every {REFRESH_SECONDS} s while the campaign runs.", class_="banner live", id="live"))
+    parts.append(summary_section(summary, report))
+    if report is None:
+        parts.append(text("p", no_report or "No report for this campaign.", class_="banner", id="no-report"))
+        return layout(title, "".join(parts), refresh)
+    if report["synthetic"]:
+        parts.append(text("p", "Synthetic figures: the offline agent produced these numbers; they exercise the engine, not any model.", class_="banner synthetic"))
+    parts += [
+        providers_section(providers, total_cap),
+        variants_section(report["variants"] or []),
+        differences_section(report["paired_differences"]),
+        el("section", text("h2", "Forest plot") + el("div", render_svg(dict(report)), id="forest", class_="plot")),
+        trials_section(model.trial_rows(report)),
+    ]
+    return layout(title, "".join(parts), refresh)
+
+
+def summary_section(summary: CampaignSummary, report: Mapping[str, Any] | None) -> str:
+    items = [
+        ("kind", summary.kind),
+        ("state", summary.state),
+        ("stop reason", summary.stop_reason or "none"),
+        ("progress", f"{summary.finished}/{summary.scheduled} trials finished"),
+    ]
+    if report is not None:
+        done = report["completion"]
+        items += [
+            ("evidence", report["evidence"]),
+            ("attempted", done["attempted"]),
+            ("not attempted", done["not_attempted"]),
+        ]
+        items += [(f"not attempted: {reason}", count) for reason, count in (done["not_attempted_by_reason"] or {}).items()]
+        items += [(f"attempts {status}", count) for status, count in (done["attempts_by_status"] or {}).items()]
+    body = "".join(text("dt", k) + text("dd", v) for k, v in items)
+    return el("section", text("h2", "Summary") + el("dl", body, class_="summary"), id="summary")
+
+
+def spend_text(spent: float | None, unknown: int, cap: float | None) -> str:
+    """``$0.1200/no cap``, ``$0.1200+?/$5.00 (unknown: 2 attempts did not report it)``."""
+    shown = format_spend(spent, partial=unknown > 0, cap=cap)
+    return f"{shown} ({unknown_of(unknown)})" if unknown else shown
+
+
+def providers_section(providers: Sequence[ProviderProgress], total_cap: float | None) -> str:
+    head = "".join(text("th", c) for c in ("provider", "progress (attempted/scheduled)", "not attempted", "verified passes", "measured spend / cap"))
+    rows = "".join(
+        el(
+            "tr",
+            text("td", p.provider)
+            + progress_cell(p.attempted, p.scheduled)
+            + text("td", p.not_attempted)
+            + text("td", p.passed)
+            + text("td", spend_text(p.spend_usd, p.spend_unknown, p.cap_usd), data_field="spend"),
+            data_provider=p.provider,
+        )
+        for p in providers
+    )
+    spent, unknown = model.total_spend(providers)
+    total = text("p", f"All providers: {spend_text(spent, unknown, total_cap)}.", id="total-spend")
+    table = el("table", el("thead", el("tr", head)) + el("tbody", rows), id="providers")
+    return el("section", text("h2", "Progress per provider") + table + total)
+
+
+# (report field, label, format kind, words for a null value)
+Reason = Callable[[Mapping[str, Any]], str]
+
+
+def _status_words(key: str) -> Reason:
+    return lambda v: model.SPEND_STATUS_WORDS.get(v[key], v[key] or "unknown")
+
+
+def _reason(key: str) -> Reason:
+    return lambda v: null_reason(v[key])
+
+
+def _no_attempts_or_unknown(known_key: str | None) -> Reason:
+    def words(v: Mapping[str, Any]) -> str:
+        if not v["attempts"]:
+            return "no attempts yet"
+        known = v[known_key] if known_key else 0
+        return unknown_of(v["attempts"] - known)
+
+    return words
+
+
+VARIANT_FIELDS: tuple[tuple[str, str, str, Reason | None], ...] = (
+    ("attempts", "attempts", "int", None),
+    ("unfinished_attempts", "unfinished attempts", "int", None),
+    ("successes", "verified successes", "int", None),
+    ("success_rate", "success rate", "rate", _reason("success_rate_reason")),
+    ("measured_spend_usd", "measured spend (USD)", "usd", _status_words("measured_spend_status")),
+    ("attempts_with_cost", "attempts that reported cost", "int", None),
+    ("spend_complete", "spend complete", "bool", lambda v: "no attempts yet"),
+    ("cost_per_verified_success_usd", "cost per verified success (USD)", "usd", _reason("cost_per_verified_success_reason")),
+    ("equivalent_spend_usd", "list-price equivalent, not billed (USD)", "usd", _status_words("equivalent_spend_status")),
+    ("equivalent_cost_per_verified_success_usd", "equivalent cost per verified success (USD)", "usd", _reason("equivalent_cost_per_verified_success_reason")),
+    ("wall_seconds_mean", "mean wall seconds", "seconds", _no_attempts_or_unknown("wall_seconds_measured")),
+    ("wall_seconds_measured", "attempts with a wall time", "int", None),
+    ("tool_error_recoveries", "tool-error recoveries", "int", _no_attempts_or_unknown("tool_error_recoveries_known")),
+)
+
+
+def variant_cell(v: Mapping[str, Any], field: str, kind: str, reason: Reason | None) -> str:
+    value = v.get(field)
+    if value is None:
+        shown, cls = (reason(v) if reason else "unknown"), "null"
+    else:
+        shown, cls = fmt(value, kind), None
+        if field == "measured_spend_usd" and v.get("measured_spend_status") == "partial":
+            shown += f" + {unknown_of(v['attempts'] - v['attempts_with_cost'])}"
+    return text("td", shown, data_variant=v["variant"], data_field=field, data_value=json_attr(value), class_=cls)
+
+
+def variants_section(variants: Sequence[Mapping[str, Any]]) -> str:
+    head = text("th", "") + "".join(text("th", v["variant"], data_variant=v["variant"]) for v in variants)
+    rows = "".join(
+        el("tr", text("th", label, scope="row") + "".join(variant_cell(v, field, kind, reason) for v in variants), data_field=field)
+        for field, label, kind, reason in VARIANT_FIELDS
+    )
+    missing = [
+        text("li", f"{v['variant']}: {words}: {unknown_of(count)}")
+        for v in variants
+        for words, count in model.missing_counters(v)
+    ]
+    notes = el("ul", "".join(missing), id="missing") if missing else text("p", "Every attempt reported every counter.", class_="muted")
+    table = el("table", el("thead", el("tr", head)) + el("tbody", rows), id="variants")
+    return el("section", text("h2", "Per variant (as in the report JSON)") + table + text("h3", "Unknown counters") + notes)
+
+
+def differences_section(pd: Mapping[str, Any]) -> str:
+    head = "".join(text("th", c) for c in ("coding minus baseline", "estimate", "95% interval", "task clusters", "pairs"))
+    rows = []
+    for key, label in (("verified_success", "verified success"), ("wall_seconds", "wall seconds")):
+        d = pd[key]
+        estimate = fmt(d["estimate"], "signed") if d["estimate"] is not None else null_reason(d["estimate_reason"])
+        if d["ci_low"] is not None and d["ci_high"] is not None:
+            interval = f"[{fmt(d['ci_low'], 'signed')}, {fmt(d['ci_high'], 'signed')}]"
+        else:
+            interval = null_reason(d["interval_reason"])
+        rows.append(
+            el(
+                "tr",
+                text("th", label, scope="row")
+                + text("td", estimate, data_field="estimate", data_value=json_attr(d["estimate"]))
+                + text("td", interval, data_field="interval", data_value=json_attr([d["ci_low"], d["ci_high"]]))
+                + text("td", d["tasks"])
+                + text("td", d["pairs"]),
+                data_metric=key,
+            )
+        )
+    note = text("p", "Exploratory: few task clusters; not a global ranking.", class_="banner") if pd["exploratory"] else ""
+    table = el("table", el("thead", el("tr", head)) + el("tbody", "".join(rows)), id="differences")
+    return el("section", text("h2", "Paired differences (task-cluster bootstrap)") + note + table)
+
+
+TRIAL_HEAD = (
+    "#", "pair", "variant", "pair order", "provider", "task", "status", "outcome", "verified",
+    "wall s", *(label for _, label in model.TRIAL_COUNTERS), *(label for _, label in model.TRIAL_FLAGS), "reason",
+)  # fmt: skip
+
+
+def trial_row(t: Mapping[str, Any]) -> str:
+    def cell(value: Any, kind: str = "num", field: str | None = None) -> str:
+        if value is None:
+            return text("td", "unknown", class_="null", data_field=field)
+        return text("td", fmt(value, kind), data_field=field)
+
+    attempted = t["kind"] == "attempted"
+    status = t.get("attempt_status") if attempted else t.get("status")
+    cells = [
+        cell(t["position"]),
+        text("td", t["pair_id"] or "unknown"),
+        text("td", t["variant"] or "unknown"),
+        cell(t["pair_order"]),
+        text("td", t["provider"] or "unknown"),
+        text("td", t["task"] or "unknown"),
+        text("td", status or "unknown"),
+        text("td", t["outcome"] or "unknown", data_field="outcome"),
+        text("td", flag(t.get("verified_pass")) if attempted else "", class_="null" if attempted and t.get("verified_pass") is None else None),
+        cell(t.get("wall_seconds"), "seconds", "wall_seconds") if attempted else text("td", ""),
+    ]
+    for key, _ in model.TRIAL_COUNTERS:
+        cells.append(cell(t.get(key), "usd" if key == "cost_usd" else "num", key) if attempted else text("td", ""))
+    for key, _ in model.TRIAL_FLAGS:
+        cells.append(text("td", flag(t.get(key)), data_field=key, class_="null" if t.get(key) is None else None) if attempted else text("td", ""))
+    cells.append(text("td", model.trial_reason(t) or ""))
+    return el(
+        "tr",
+        "".join(cells),
+        data_trial=t["trial_id"],
+        data_variant=t["variant"] or "",
+        data_outcome=t["outcome"] or "unknown",
+        data_provider=t["provider"] or "",
+    )
+
+
+def filter_select(name: str, label: str, values: Iterable[str]) -> str:
+    options = el("option", h(f"all {label}"), value="") + "".join(el("option", h(v), value=v) for v in values)
+    return el("label", h(label.rstrip("s") + " ") + el("select", options, id=f"filter-{name}", data_filter=name))
+
+
+def trials_section(rows: Sequence[Mapping[str, Any]]) -> str:
+    filters = el(
+        "div",
+        filter_select("variant", "variants", model.distinct(rows, "variant"))
+        + filter_select("outcome", "outcomes", model.distinct(rows, "outcome"))
+        + filter_select("provider", "providers", model.distinct(rows, "provider"))
+        + el("span", h(f"{len(rows)} of {len(rows)} trials shown"), id="trial-count", data_total=len(rows)),
+        class_="filters",
+    )
+    head = "".join(text("th", c) for c in TRIAL_HEAD)
+    table = el("table", el("thead", el("tr", head)) + el("tbody", "".join(trial_row(t) for t in rows)), id="trials", class_="trials")
+    return el("section", text("h2", "Trials in schedule order") + filters + el("div", table, class_="scroll"))

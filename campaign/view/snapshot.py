@@ -1,0 +1,95 @@
+"""One read of everything a page shows, gathered in a worker thread (blocking I/O).
+
+A campaign snapshot is the campaigns-list summary, the chain verdict, the
+spend caps and the sanitized report; every page and JSON answer is rendered
+from a snapshot and nothing else, so what the HTML and the JSON endpoint show
+is the same allowlisted data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine
+
+from campaign.errors import UsageProblem
+from campaign.report import PlanOnlyArtifact, build_report
+from campaign.view import model, source
+from campaign.view.model import ProviderProgress
+from campaign.view.source import CampaignSummary, ChainVerdict, SpendCaps
+
+# Why a campaign has no report page, in code-authored words (never the exception's text).
+NO_REPORT = {
+    "plan_only": "This campaign is plan-only (planned, or never live and never attempted): a plan template is not a live result, so there is no report to show.",
+    "nonpaired": "This is a nonpaired run: one unpaired trial per task, not a paired experiment, so it has no paired report (`campaign coding` wrote its own).",
+}
+
+
+@dataclass(frozen=True)
+class CampaignSnapshot:
+    summary: CampaignSummary
+    verdict: ChainVerdict
+    caps: SpendCaps
+    # The sanitized report (build_report's return value); None with ``no_report`` saying why.
+    report: dict[str, Any] | None
+    no_report: str | None
+    providers: tuple[ProviderProgress, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "campaign": self.summary.as_dict(),
+            "fingerprint": self.summary.fingerprint(),
+            "chain": self.verdict.as_dict(),
+            "spend_cap_usd": self.caps.total_usd,
+            "providers": [p.as_dict() for p in self.providers],
+            "no_report": self.no_report,
+            "report": self.report,
+        }
+
+
+@dataclass(frozen=True)
+class ListSnapshot:
+    campaigns: tuple[CampaignSummary, ...]
+    verdict: ChainVerdict
+
+    @property
+    def running(self) -> bool:
+        return any(c.state == "running" for c in self.campaigns)
+
+    def fingerprint(self) -> str:
+        return ";".join(f"{c.id}={c.fingerprint()}" for c in self.campaigns)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"campaigns": [c.as_dict() for c in self.campaigns], "chain": self.verdict.as_dict(), "fingerprint": self.fingerprint()}
+
+
+def list_snapshot(engine: Engine) -> ListSnapshot:
+    return ListSnapshot(tuple(source.list_campaigns(engine)), source.verify(engine))
+
+
+def campaign_snapshot(engine: Engine, campaign_id: int) -> CampaignSnapshot:
+    """Raises UsageProblem when the store has no such campaign."""
+    summary = source.get_summary(engine, campaign_id)
+    verdict = source.verify(engine, campaign_id)
+    caps = source.spend_caps(engine, campaign_id)
+    report: dict[str, Any] | None = None
+    why: str | None = None
+    if summary.kind == "nonpaired":
+        why = "nonpaired"
+    else:
+        try:
+            report = build_report(engine, campaign_id)
+        except PlanOnlyArtifact:
+            why = "plan_only"
+        except UsageProblem:
+            # build_report refuses only what it cannot report as paired evidence.
+            why = "nonpaired"
+    providers = tuple(model.provider_progress(report, caps)) if report is not None else ()
+    return CampaignSnapshot(summary, verdict, caps, report, why, providers)
+
+
+def status(engine: Engine, campaign_id: int) -> dict[str, Any]:
+    """The small answer the auto-refresh polls: the summary and its fingerprint."""
+    summary = source.get_summary(engine, campaign_id)
+    return {"campaign": summary.as_dict(), "fingerprint": summary.fingerprint()}

@@ -1,0 +1,87 @@
+"""`campaign coding --campaign --max-spend-usd --attempt-ceiling-usd`: a local cap per provider."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from workspace import run
+
+TASKS = "semver-precedence,invoice-rounding"
+
+
+def base(out: Path, *extra: str) -> list[str]:
+    return ["coding", "--campaign", "--tasks", TASKS, "--repetitions", "1", "--output-dir", str(out), *extra]
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--max-spend-usd", "1"], "--attempt-ceiling-usd"),
+        (["--max-total-spend-usd", "1"], "--attempt-ceiling-usd"),
+        (["--attempt-ceiling-usd", "1"], "--max-spend-usd"),
+        (["--max-total-spend-usd", "1", "--attempt-ceiling-usd", "2"], "--attempt-ceiling-usd: must not exceed --max-total-spend-usd"),
+        (["--parallel-providers", "0"], "--parallel-providers: must be 1 or more"),
+        (["--max-spend-usd", "0", "--attempt-ceiling-usd", "0"], "--max-spend-usd: must be a positive number of US dollars"),
+        (["--max-spend-usd", "five", "--attempt-ceiling-usd", "1"], "--max-spend-usd: must be a positive number"),
+        (["--max-spend-usd", "nan", "--attempt-ceiling-usd", "1"], "--max-spend-usd: must be a positive number"),
+        (["--max-spend-usd", "1", "--attempt-ceiling-usd", "2"], "--attempt-ceiling-usd: must not exceed --max-spend-usd"),
+        (["--continue-blocked"], "--continue-blocked"),
+    ],
+)
+def test_bad_limits_are_refused_before_anything_is_written(tmp_path, extra, needle):
+    out = tmp_path / "out"
+    result = run(base(out, "--live", *extra))
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and needle in errors[0], result.output
+    assert not out.exists()
+
+
+def test_limits_belong_to_the_campaign_lane(tmp_path):
+    result = run(["coding", "--output", str(tmp_path / "r.json"), "--max-spend-usd", "1", "--attempt-ceiling-usd", "1"])
+    assert result.exit_code == 2 and "--max-spend-usd" in result.output and "only apply with --campaign" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_continue_blocked_without_a_blocked_campaign_is_refused(tmp_path):
+    out = tmp_path / "out"
+    assert run(base(out, "--live")).exit_code == 0
+    before = sqlite3.connect(out / "campaign.db").execute("SELECT count(*), max(id) FROM campaigns").fetchall()
+    result = run(base(out, "--live", "--resume", "--continue-blocked"))
+    assert result.exit_code == 2 and "is not blocked" in result.output, result.output
+    assert sqlite3.connect(out / "campaign.db").execute("SELECT count(*), max(id) FROM campaigns").fetchall() == before
+
+
+def test_a_ceiling_below_an_attempts_cost_stops_only_that_provider_with_exact_sums(tmp_path):
+    out = tmp_path / "out"
+    # The offline agent's synthetic costs are a few cents per attempt: a 1-cent ceiling
+    # lets the first attempt start (0 + 0.01 <= 1) and its cost then exceeds the ceiling.
+    result = run(base(out, "--live", "--max-spend-usd", "1", "--attempt-ceiling-usd", "0.01"))
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(out / "campaign.db") as conn:
+        assert conn.execute("SELECT state, stop_reason FROM campaigns").fetchall() == [("stopped", "attempt_exceeded_ceiling")]
+        statuses = conn.execute("SELECT status, not_attempted_reason FROM trials ORDER BY position").fetchall()
+        costs = [Decimal(str(c)) for (c,) in conn.execute("SELECT cost_usd FROM attempts ORDER BY seq")]
+        limits = json.loads(conn.execute("SELECT spend_limits_json FROM campaigns").fetchone()[0])
+    assert statuses[0] == ("finished", None) and all(s == ("not_attempted", "attempt_exceeded_ceiling") for s in statuses[1:])
+    assert limits == {"provider_max_spend_usd": "1", "per_attempt_ceiling_usd": "0.01"}
+    assert f"spend offline: {format(sum(costs).normalize(), 'f')} of 1 USD" in result.output and "counted as measured" in result.output
+
+
+def test_the_cap_admits_exactly_what_fits(tmp_path):
+    out = tmp_path / "out"
+    cap, ceiling = Decimal("0.5"), Decimal("0.4")
+    result = run(base(out, "--live", "--max-spend-usd", str(cap), "--attempt-ceiling-usd", str(ceiling)))
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(out / "campaign.db") as conn:
+        assert conn.execute("SELECT stop_reason FROM campaigns").fetchall() == [("spend_limit",)]
+        costs = [Decimal(str(c)) for (c,) in conn.execute("SELECT cost_usd FROM attempts ORDER BY seq")]
+        skipped = conn.execute("SELECT count(*) FROM trials WHERE not_attempted_reason = 'spend_limit'").fetchone()[0]
+    # Every attempt started with room for a whole ceiling; the next one would not have had it.
+    assert all(sum(costs[:i]) + ceiling <= cap for i in range(len(costs)))
+    assert sum(costs) + ceiling > cap and skipped == 4 - len(costs) >= 1

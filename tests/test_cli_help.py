@@ -1,0 +1,110 @@
+"""What the commands say: examples in every --help, honest option help, true last lines."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+import pytest
+
+from campaign.cli import cli
+from campaign.cli.coding import coding
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+def _commands(group: click.Group, path: list[str]):
+    for name, command in sorted(group.commands.items()):
+        yield [*path, name], command
+        if isinstance(command, click.Group):
+            yield from _commands(command, [*path, name])
+
+
+COMMANDS = [path for path, _ in _commands(cli, [])]
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=" ".join)
+def test_every_command_help_shows_an_example(runner, path):
+    result = runner.invoke(cli, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    header = next((i for i, line in enumerate(lines) if line.strip() in ("Example:", "Examples:")), None)
+    assert header is not None, f"campaign {' '.join(path)} --help has no example"
+    examples = []
+    for line in lines[header + 1 :]:
+        if not line.strip():
+            break
+        examples.append(line.strip())
+    assert examples and all("campaign " in e for e in examples), examples
+    # An example runs this very command (a group's may run any of its subcommands).
+    assert any(f"campaign {' '.join(path)}" in e for e in examples), examples
+
+
+def test_the_walk_sees_every_group_and_leaf():
+    assert {"sql", "db tables", "db schema", "tasks show", "coding", "plan digest", "profiler check-cache"} <= {" ".join(p) for p in COMMANDS}
+
+
+# --- coding --help: what each option applies to --------------------------------------
+
+
+def _option_help(name: str) -> str:
+    (option,) = [p for p in coding.params if p.name == name]
+    return option.help
+
+
+def test_coding_help_does_not_claim_output_is_always_required():
+    text = _option_help("output")
+    assert not text.startswith("Required.")
+    assert "--campaign" in text and "--output-dir" in text
+
+
+@pytest.mark.parametrize("name", ["repetitions", "seed", "config", "live"])
+def test_coding_help_says_which_options_a_campaign_takes(name):
+    text = _option_help(name)
+    assert "Paired only" not in text
+    assert "--campaign" in text
+
+
+def test_coding_help_keeps_paired_only_where_true():
+    for name in ("run_timeout", "profile_python"):
+        assert _option_help(name).startswith("Paired only")
+
+
+# --- README: where `campaign` comes from ------------------------------------------------
+
+
+def test_readme_says_to_activate_the_venv_before_bare_campaign_commands():
+    blocks = [(m.start(), m.group(1)) for m in re.finditer(r"```[a-z]*\n(.*?)```", README, flags=re.S)]
+    bare = [start for start, body in blocks if re.search(r"(^|\s|\$\()campaign ", body, flags=re.M)]
+    assert bare, "the README shows campaign commands"
+    activation = README.find(". .venv/bin/activate")
+    assert 0 <= activation < bare[0]
+    demo = next(body for _, body in blocks if "/tmp/demo" in body)
+    assert demo.splitlines()[0] == ". .venv/bin/activate"
+
+
+# --- what a --campaign run says at the end ----------------------------------------------
+
+
+def _campaign(out: Path, *extra: str) -> list[str]:
+    return ["coding", "--campaign", "--tasks", "semver-precedence", "--repetitions", "1", "--output-dir", str(out), *extra]
+
+
+def test_a_dry_campaign_names_no_store_it_did_not_create(runner, tmp_path):
+    out = tmp_path / "out"
+    result = runner.invoke(cli, _campaign(out))
+    assert result.exit_code == 0, result.output
+    assert not out.exists()
+    (store_line,) = [line for line in result.output.splitlines() if line.startswith("store:")]
+    assert "nothing written" in store_line and "with --live" in store_line
+
+
+def test_a_live_campaign_ends_naming_every_report_file(runner, tmp_path):
+    out = tmp_path / "out"
+    result = runner.invoke(cli, _campaign(out, "--live"))
+    assert result.exit_code == 0, result.output
+    (report_line,) = [line for line in result.stdout.splitlines() if line.startswith("report:")]
+    for suffix in (".json", ".md", ".svg"):
+        path = out / f"report{suffix}"
+        assert str(path) in report_line and path.is_file()

@@ -1,0 +1,156 @@
+"""Provider leases and admission under spend reservations, raced on both backends."""
+
+from __future__ import annotations
+
+import threading
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import update
+
+from campaign.schedule import build_schedule
+from campaign.store import leases, repository
+from campaign.store.engine import make_engine, resolve_url
+from campaign.store.migrate import open_store
+from campaign.store.models import ProviderLease, SpendReservation
+
+A = leases.WorkerIdentity("host-a", 101, 1001, "boot")
+B = leases.WorkerIdentity("host-b", 202, 2002, "boot")
+C = leases.WorkerIdentity("host-c", 303, 3003, "boot")
+
+
+@pytest.fixture
+def store(backend_url):
+    engine = open_store(backend_url)
+    yield engine
+    engine.dispose()
+
+
+def campaign(engine, providers=("alpha", "beta"), tasks=2) -> int:
+    schedule = build_schedule([f"task-{i}" for i in range(tasks)], 2, seed=1, providers=list(providers))
+    campaign_id = repository.create_campaign(
+        engine,
+        repository.NewCampaign(kind="campaign", state="running", live=True, agent="offline", seed=1, experiment={}, experiment_digest="0" * 64),
+        schedule,
+        model="offline:sim",
+        default_provider=providers[0],
+    )
+    leases.ensure_leases(engine, campaign_id, providers)
+    return campaign_id
+
+
+def test_one_worker_per_provider_and_none_for_a_provider_without_work(store):
+    cid = campaign(store)
+    got = {leases.claim_provider(store, cid, A), leases.claim_provider(store, cid, B)}
+    assert got == {"alpha", "beta"}
+    assert leases.claim_provider(store, cid, C) is None
+    leases.release(store, cid, A)
+    assert leases.claim_provider(store, cid, C) in {"alpha", "beta"}
+    for trial in repository.trials_in_order(store, cid):
+        repository.mark_not_attempted(store, trial.id, "spend_limit")
+    leases.release(store, cid, B)
+    assert leases.claim_provider(store, cid, A) is None  # nothing scheduled is left
+
+
+def test_claims_race_and_each_provider_goes_to_exactly_one_worker(store):
+    cid = campaign(store, providers=tuple(f"p{i}" for i in range(6)), tasks=1)
+    won: list[tuple[int, str]] = []
+    barrier = threading.Barrier(12)
+
+    def worker(n: int) -> None:
+        engine = make_engine(resolve_url(str(store.url.render_as_string(hide_password=False))))
+        me = leases.WorkerIdentity("h", 1000 + n, n, "boot")
+        barrier.wait()
+        while (p := leases.claim_provider(engine, cid, me)) is not None:
+            won.append((n, p))
+        engine.dispose()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(p for _, p in won) == [f"p{i}" for i in range(6)]
+
+
+def test_a_stale_lease_with_a_running_attempt_halts_its_provider_and_names_the_host(store):
+    cid = campaign(store)
+    provider = leases.claim_provider(store, cid, A)
+    trial = next(t for t in repository.trials_in_order(store, cid) if t.provider == provider)
+    assert leases.admit(store, trial, me=A, caps=None, lineage=[cid]) is None
+    attempt_id = repository.start_attempt(store, trial)
+    assert leases.heartbeat(store, cid, A)
+    assert leases.stale(store, cid, after_seconds=30) == []
+    # The worker stops heartbeating: its stamp falls behind the database's clock.
+    past = leases.now_epoch(store) - 60
+    with store.begin() as conn:
+        conn.execute(update(ProviderLease).where(ProviderLease.provider == provider).values(heartbeat_epoch=past))
+    (lost,) = leases.stale(store, cid, after_seconds=30)
+    assert lost.holder == A
+    assert leases.halt_lost(store, cid, lost) == attempt_id
+    row = repository.get_attempt(store, attempt_id)
+    assert (row.status, row.cleanup_complete, row.teardown_outcome) == ("running", False, "unverified")
+    (halt,) = leases.halted(store, cid)
+    assert (halt.provider, halt.halted_attempt_id, halt.holder.host) == (provider, attempt_id, "host-a")
+    # Halted: no worker may take it, and the lost worker can no longer heartbeat or admit.
+    leases.release(store, cid, B)
+    assert leases.claim_provider(store, cid, B, providers=[provider]) is None
+    assert not leases.heartbeat(store, cid, A, provider)
+    nxt = [t for t in repository.trials_in_order(store, cid) if t.provider == provider and t.status == "scheduled"][0]
+    assert leases.admit(store, nxt, me=A, caps=None, lineage=[cid]) == "lease_lost"
+
+
+def test_a_stale_lease_between_attempts_is_freed_and_its_admission_requeued(store):
+    cid = campaign(store)
+    provider = leases.claim_provider(store, cid, A)
+    trial = next(t for t in repository.trials_in_order(store, cid) if t.provider == provider)
+    caps = leases.Caps(Decimal("0.1"), provider_max_usd=Decimal("1"))
+    assert leases.admit(store, trial, me=A, caps=caps, lineage=[cid]) is None
+    with store.begin() as conn:
+        conn.execute(update(ProviderLease).where(ProviderLease.provider == provider).values(heartbeat_epoch=None))
+    (lost,) = leases.stale(store, cid, after_seconds=30)
+    assert leases.halt_lost(store, cid, lost) is None
+    assert leases.halted(store, cid) == []
+    assert repository.get_campaign(store, cid) and [t.status for t in repository.trials_in_order(store, cid) if t.id == trial.id] == ["scheduled"]
+    with store.connect() as conn:
+        assert conn.execute(SpendReservation.__table__.select()).all() == []
+    assert leases.claim_provider(store, cid, B, providers=[provider]) == provider
+
+
+@pytest.mark.parametrize("scope", ["provider", "campaign"])
+def test_racing_admissions_never_reserve_past_a_cap(store, scope):
+    cid = campaign(store, providers=("alpha",), tasks=8)  # 32 trials of one provider
+    trials = repository.trials_in_order(store, cid)
+    ceiling, cap = Decimal("0.1"), Decimal("0.7")
+    caps = leases.Caps(ceiling, provider_max_usd=cap if scope == "provider" else None, campaign_max_usd=cap if scope == "campaign" else None)
+    results: list[str | None] = []
+    barrier = threading.Barrier(8)
+
+    def racer(chunk) -> None:
+        engine = make_engine(resolve_url(str(store.url.render_as_string(hide_password=False))))
+        barrier.wait()
+        for trial in chunk:
+            results.append(leases.admit(engine, trial, me=None, caps=caps, lineage=[cid]))
+        engine.dispose()
+
+    threads = [threading.Thread(target=racer, args=(trials[n::8],)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count(None) == 7  # 7 x 0.1 fits 0.7 exactly; an 8th would not
+    assert set(results) == {None, "spend_limit"}
+    with store.connect() as conn:
+        held = conn.execute(SpendReservation.__table__.select()).all()
+    assert len(held) == 7 and sum(r.nano_usd for r in held) == 700_000_000
+
+
+def test_finalization_releases_the_reservation_and_counts_the_real_cost(store):
+    cid = campaign(store, providers=("alpha",), tasks=1)
+    first, second = repository.trials_in_order(store, cid)[:2]
+    caps = leases.Caps(Decimal("0.5"), campaign_max_usd=Decimal("0.6"))
+    assert leases.admit(store, first, me=None, caps=caps, lineage=[cid]) is None
+    assert leases.admit(store, second, me=None, caps=caps, lineage=[cid]) == "spend_limit"  # 0.5 held + 0.5 > 0.6
+    attempt_id = repository.start_attempt(store, first)
+    repository.finish_attempt(store, attempt_id, first.id, outcome="passed", cost_usd=0.05, spend_complete=True, cleanup_complete=True)
+    assert leases.admit(store, second, me=None, caps=caps, lineage=[cid]) is None  # 0.05 spent + 0.5 <= 0.6

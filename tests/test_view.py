@@ -1,0 +1,410 @@
+"""`campaign view`: option rules, read-only store access, and what the pages may show.
+
+The pages are fetched through aiohttp's test client over a real loopback
+socket (and, for the served-store check, from a real `campaign view`
+process). The browser end-to-end test lives in test_view_browser.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+import hashlib
+import html
+import json
+import re
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from sqlalchemy import update
+from sqlalchemy.exc import DBAPIError
+from test_report_fixtures import full_attempt, insert_campaign, paired_trials
+
+from campaign.cli import cli
+from campaign.report import build_report
+from campaign.spend import SpendLimits
+from campaign.store.leases import Caps
+from campaign.store import chain, repository
+from campaign.store.migrate import open_store
+from campaign.store.models import Attempt, Campaign
+from campaign.view import check_host
+from campaign.view.app import build_app
+from campaign.view.source import open_readonly
+
+URL_LINE = re.compile(r"^campaign view: serving (http://127\.0\.0\.1:\d+/\S*) \(Ctrl-C to stop\)$")
+CELL = re.compile(r'<td data-variant="(\w+)" data-field="(\w+)" data-value="([^"]*)"[^>]*>([^<]*)</td>')
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_db(monkeypatch):
+    """An operator's $CAMPAIGN_DB must not decide which store these tests read."""
+    monkeypatch.delenv("CAMPAIGN_DB", raising=False)
+
+
+def make_campaign(engine, trials=None, **kwargs) -> int:
+    """A paired campaign written straight into the store, its attempt rows sealed as the engine seals them."""
+    if trials is None:
+        trials = paired_trials(["alpha", "beta"], 2, lambda task, rep, variant: full_attempt(verified_pass=variant == "coding" or rep == 1))
+    cid = insert_campaign(engine, trials, **kwargs)
+    chain.seal_pending(engine, cid)
+    return cid
+
+
+@pytest.fixture
+def ro(engine, db_url):
+    """The view's own read-only engine on the test store (created after the rows are in)."""
+    engines = []
+
+    def _open():
+        engines.append(open_readonly(db_url))
+        return engines[-1]
+
+    yield _open
+    for e in engines:
+        e.dispose()
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    headers: dict[str, str]
+    text: str
+
+
+def fetch(engine, *paths: str, method: str = "GET", headers: dict[str, str] | None = None, allow_remote: bool = False) -> list[Reply]:
+    async def go() -> list[Reply]:
+        out = []
+        async with TestClient(TestServer(build_app(engine, allow_remote=allow_remote))) as client:
+            for path in paths:
+                response = await client.request(method, path, headers=headers)
+                out.append(Reply(response.status, dict(response.headers), await response.text()))
+        return out
+
+    return asyncio.run(go())
+
+
+def page(engine, path: str) -> str:
+    (reply,) = fetch(engine, path)
+    assert reply.status == 200, reply.text
+    return reply.text
+
+
+def cells(text: str) -> dict[tuple[str, str], tuple[object, str]]:
+    """(variant, field) -> (the JSON value the cell carries, the text it shows)."""
+    return {(v, f): (json.loads(html.unescape(value)), html.unescape(shown)) for v, f, value, shown in CELL.findall(text)}
+
+
+# --- option rules: exit 2, one line, nothing written ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--host", "0.0.0.0"], "--host"),
+        (["--host", "192.168.1.10"], "--host"),
+        (["--host", "example.com"], "--host"),
+        (["--db", "{tmp}/a.db", "--output-dir", "{tmp}"], "--output-dir or --db, not both"),
+        (["--db", "{tmp}/missing/store.db"], "no store at"),
+        (["--output-dir", "{tmp}/nowhere"], "is not a directory"),
+        (["--output-dir", "{tmp}"], "holds no campaign store"),
+        (["--port", "70000"], "--port"),
+        (["--campaign", "0"], "--campaign"),
+    ],
+)
+def test_bad_input_exits_2_and_writes_nothing(runner, tmp_path, args, needle):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    result = runner.invoke(cli, ["view", *args], env={"CAMPAIGN_DB": str(tmp_path / "env.db")})
+    assert result.exit_code == 2, result.output
+    assert needle in result.output
+    assert len(result.output.strip().splitlines()[-1]) > 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_campaign_or_an_empty_store_is_refused(runner, engine, db_url, db_path, tmp_path):
+    make_campaign(engine)
+    result = runner.invoke(cli, ["view", "--db", db_url, "--campaign", "99"])
+    assert result.exit_code == 2 and "no campaign 99" in result.output
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    result = runner.invoke(cli, ["view", "--db", str(empty)])
+    assert result.exit_code == 2 and "holds no campaign store" in result.output
+    assert empty.read_bytes() == b""
+
+
+def test_output_dir_wins_over_campaign_db_from_the_environment(runner, tmp_path, monkeypatch):
+    # An explicit --output-dir names the store; $CAMPAIGN_DB is only a default, so this
+    # is not a conflict: the error is about the directory, not about both options.
+    result = runner.invoke(cli, ["view", "--output-dir", str(tmp_path)], env={"CAMPAIGN_DB": str(tmp_path / "x.db")})
+    assert result.exit_code == 2 and "holds no campaign store" in result.output
+
+
+def test_loopback_hosts_pass_and_others_need_allow_remote():
+    assert check_host("localhost") == "127.0.0.1"
+    assert check_host("127.0.0.2") == "127.0.0.2"
+    assert check_host("::1") == "::1"
+    assert check_host("0.0.0.0", allow_remote=True) == "0.0.0.0"
+    with pytest.raises(Exception, match="--allow-remote"):
+        check_host("0.0.0.0")
+
+
+# --- the pages show the report's numbers ---------------------------------------------------
+
+
+def test_the_variant_table_carries_exactly_the_report_numbers(engine, ro):
+    cid = make_campaign(engine)
+    view = ro()
+    text = page(view, f"/campaigns/{cid}")
+    report = build_report(view, cid)
+    shown = cells(text)
+    for variant in report["variants"]:
+        for field in ("attempts", "successes", "success_rate", "measured_spend_usd", "cost_per_verified_success_usd", "wall_seconds_mean", "tool_error_recoveries"):
+            value, words = shown[(variant["variant"], field)]
+            assert value == variant[field], (variant["variant"], field)
+            if isinstance(value, int) and not isinstance(value, bool):
+                assert words == str(value)
+    assert shown[("baseline", "success_rate")][1] == f"{report['variants'][0]['success_rate']:.3f}"
+    # The JSON endpoint carries the very same sanitized report.
+    (reply,) = fetch(view, f"/api/campaigns/{cid}")
+    assert json.loads(reply.text)["report"] == json.loads(json.dumps(report))
+
+
+def test_null_figures_say_why_in_words_never_zero(engine, ro):
+    def attempt(task, rep, variant):
+        if variant == "coding":
+            return full_attempt(verified_pass=False, wall_seconds=None, tool_errors=None, cost_usd=None, spend_complete=False)
+        return full_attempt()
+
+    cid = make_campaign(engine, paired_trials(["alpha"], 1, attempt))
+    text = page(ro(), f"/campaigns/{cid}")
+    shown = cells(text)
+    assert shown[("coding", "success_rate")] == (0.0, "0.000")  # a measured zero is a zero
+    assert shown[("coding", "cost_per_verified_success_usd")] == (None, "undefined: zero verified successes")
+    assert shown[("coding", "wall_seconds_mean")] == (None, "unknown: 1 attempt did not report it")
+    assert shown[("coding", "tool_error_recoveries")] == (None, "unknown: 1 attempt did not report it")
+    assert shown[("coding", "measured_spend_usd")] == (None, "no attempt reported its spend")
+    for (_variant, _field), (value, words) in shown.items():
+        if value is None:
+            assert words not in ("0", "0.0", "0.000", "0.0000", "")
+    assert "coding: wall seconds: unknown: 1 attempt did not report it" in html.unescape(text)
+    # The wall-time difference has no pair with both times: its reason, in words.
+    assert "no pair has both wall times" in text
+
+
+def test_plot_trials_in_schedule_order_and_filters(engine, ro):
+    trials = paired_trials(["alpha", "beta"], 1, lambda *a: full_attempt())
+    trials.append({"task": "alpha", "repetition": 2, "variant": "baseline", "attempt": None, "reason": "spend_limit"})
+    trials.append({"task": "alpha", "repetition": 2, "variant": "coding", "attempt": full_attempt(status="interrupted", outcome="interrupted", failure_class="interrupted")})
+    cid = make_campaign(engine, trials, stop_reason="spend_limit", state="stopped")
+    text = page(ro(), f"/campaigns/{cid}")
+    assert re.search(r'<div id="forest" class="plot"><svg [^>]*>.*</svg>\s*</div>', text, flags=re.S)
+    ids = re.findall(r'<tr data-trial="([^"]+)"', text)
+    assert ids == ["alpha/r1/baseline", "alpha/r1/coding", "beta/r1/baseline", "beta/r1/coding", "alpha/r2/baseline", "alpha/r2/coding"]
+    rows = dict(re.findall(r'<tr data-trial="([^"]+)"[^>]*>(.*?)</tr>', text))
+    skipped = next(v for k, v in rows.items() if k.endswith("alpha/r2/baseline"))
+    assert "spend_limit: spend limit reached" in skipped
+    # Whether the report lists it as an interrupted attempt or as a trial without a result,
+    # its reason column says it was interrupted.
+    interrupted = next(v for k, v in rows.items() if k.endswith("alpha/r2/coding"))
+    assert re.search(r"<td>interrupted[ :(][^<]*</td></?t", interrupted + "</tr>"), interrupted
+    for name in ("variant", "outcome", "provider"):
+        assert f'id="filter-{name}"' in text
+    assert 'data-outcome="not_attempted"' in text and 'data-variant="coding"' in text
+    assert "stop reason</dt><dd>spend_limit" in text
+
+
+def test_provider_spend_against_the_cap_or_no_cap(engine, ro):
+    per_provider = make_campaign(engine, experiment={"providers": [{"name": "openai-codex"}]})
+    repository.record_spend_limits(engine, per_provider, Caps(Decimal("0.5"), provider_max_usd=Decimal("2.50")))
+    whole = make_campaign(engine)
+    repository.record_spend_limits(engine, whole, SpendLimits(5, 1))
+    uncapped = make_campaign(engine)
+    view = ro()
+    assert "$2.0000/$2.50" in page(view, f"/campaigns/{per_provider}")
+    assert "All providers: $2.0000/$5.00." in page(view, f"/campaigns/{whole}")
+    assert "no cap" in page(view, f"/campaigns/{uncapped}")
+
+
+def test_plan_only_and_nonpaired_campaigns_say_why_there_is_no_report(engine, ro):
+    planned = insert_campaign(engine, paired_trials(["alpha"], 1, lambda *a: None), state="planned", live=False)
+    nonpaired = make_campaign(engine, kind="nonpaired")
+    view = ro()
+    assert "plan-only" in page(view, f"/campaigns/{planned}")
+    assert "nonpaired run" in page(view, f"/campaigns/{nonpaired}")
+    listing = page(view, "/")
+    assert f'<tr data-campaign="{planned}">' in listing and "0/2" in listing
+
+
+def test_a_running_campaign_refreshes_itself(engine, ro):
+    running = make_campaign(engine, state="running")
+    done = make_campaign(engine)
+    view = ro()
+    text = page(view, f"/campaigns/{running}")
+    match = re.search(r'data-refresh-url="([^"]+)" data-fingerprint="([^"]+)"', text)
+    assert match and match.group(1) == f"/api/campaigns/{running}/status"
+    (status,) = fetch(view, match.group(1))
+    assert json.loads(status.text)["fingerprint"] == html.unescape(match.group(2))
+    assert "data-refresh-url" not in page(view, f"/campaigns/{done}")
+    assert 'data-refresh-url="/api/campaigns"' in page(view, "/")
+
+
+# --- what the pages may never show -------------------------------------------------------
+
+
+def test_no_canary_reaches_any_page_or_json(engine, ro, monkeypatch):
+    from test_report_redaction import CANARY, plant
+
+    cid = plant(engine, monkeypatch)
+    paths = ["/", f"/campaigns/{cid}", "/api/campaigns", f"/api/campaigns/{cid}", f"/api/campaigns/{cid}/status"]
+    for path, reply in zip(paths, fetch(ro(), *paths)):
+        assert reply.status == 200, (path, reply.text)
+        lowered = reply.text.lower()
+        assert CANARY.lower() not in lowered, f"canary reached {path}"
+        assert "/home/op" not in lowered and "/tmp/campaign-paired-runtime" not in lowered, f"a path reached {path}"
+        assert "traceback" not in lowered
+
+
+def test_values_are_escaped(engine, ro):
+    # An enum outside its vocabulary is already "unlisted"; markup in stored text never reaches the page raw.
+    cid = make_campaign(engine, stop_reason="<script>alert(1)</script>")
+    text = page(ro(), f"/campaigns/{cid}") + page(ro(), "/")
+    assert "<script>alert" not in text and "alert(1)" not in text
+    assert "unlisted" in text
+
+
+def test_errors_show_no_exception_text(engine, ro):
+    make_campaign(engine)
+    missing, static, unknown = fetch(ro(), "/campaigns/424242", "/static/view.js", "/static/../source.py")
+    assert missing.status == 404 and "No such campaign" in missing.text
+    assert static.status == 200 and static.headers["Content-Type"].startswith("text/javascript")
+    assert unknown.status == 404
+
+
+# --- the tamper warning ------------------------------------------------------------------
+
+
+def test_a_tampered_store_shows_the_chain_warning(engine, ro):
+    cid = make_campaign(engine)
+    view = ro()
+    assert 'id="chain-ok"' in page(view, f"/campaigns/{cid}") and 'id="chain-warning"' not in page(view, "/")
+    with engine.begin() as conn:
+        conn.execute(update(Attempt).where(Attempt.campaign_id == cid, Attempt.seq == 2).values(wall_seconds=1.0))
+    text = page(view, f"/campaigns/{cid}")
+    assert 'id="chain-warning"' in text and "Hash chain verification FAILED" in text and "edited ×1" in text and "seq 2" in text
+    assert 'id="chain-warning"' in page(view, "/")
+    (reply,) = fetch(view, f"/api/campaigns/{cid}")
+    assert json.loads(reply.text)["chain"] == {"intact": False, "rows": 8, "problems": {"edited": 1}, "seqs": [2]}
+
+
+# --- read-only, loopback-only ------------------------------------------------------------
+
+
+def test_the_view_engine_cannot_write_and_the_app_answers_only_get(engine, ro, db_path):
+    cid = make_campaign(engine)
+    engine.dispose()
+    before = db_path.read_bytes()
+    view = ro()
+    with pytest.raises(DBAPIError):
+        with view.begin() as conn:
+            conn.execute(update(Campaign).where(Campaign.id == cid).values(state="stopped"))
+    for method in ("POST", "PUT", "PATCH", "DELETE"):
+        for reply in fetch(view, "/", f"/campaigns/{cid}", f"/api/campaigns/{cid}", method=method):
+            assert reply.status == 405
+    view.dispose()
+    assert db_path.read_bytes() == before
+
+
+def test_a_non_loopback_host_header_is_refused_unless_remote_was_allowed(engine, ro):
+    make_campaign(engine)
+    view = ro()
+    (refused,) = fetch(view, "/", headers={"Host": "attacker.example:80"})
+    assert refused.status == 403
+    (served,) = fetch(view, "/", headers={"Host": "attacker.example:80"}, allow_remote=True)
+    assert served.status == 200
+    (ok,) = fetch(view, "/")
+    assert "default-src 'none'" in ok.headers["Content-Security-Policy"] and ok.headers["X-Frame-Options"] == "DENY"
+
+
+def test_a_served_store_is_unchanged_and_ctrl_c_exits_130(engine, db_path):
+    cid = make_campaign(engine)
+    engine.dispose()
+    before = (hashlib.sha256(db_path.read_bytes()).hexdigest(), db_path.stat().st_mtime_ns)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "campaign", "view", "--db", str(db_path), "--campaign", str(cid)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline().rstrip("\n")
+        match = URL_LINE.match(line)
+        assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
+        url = match.group(1)
+        assert url.endswith(f"/campaigns/{cid}")
+        base = url.split("/campaigns/")[0]
+        for path in ("/", f"/campaigns/{cid}", f"/api/campaigns/{cid}", "/api/campaigns"):
+            with urllib.request.urlopen(base + path, timeout=30) as response:
+                assert response.status == 200
+        request = urllib.request.Request(base + f"/api/campaigns/{cid}", data=b"{}", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 405
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert (hashlib.sha256(db_path.read_bytes()).hexdigest(), db_path.stat().st_mtime_ns) == before
+
+
+def test_sigterm_stops_it_too(engine, db_path):
+    make_campaign(engine)
+    engine.dispose()
+    proc = subprocess.Popen([sys.executable, "-m", "campaign", "view", "--db", str(db_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert URL_LINE.match(proc.stdout.readline().rstrip("\n"))
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+
+
+# --- PostgreSQL: the session itself is read-only ------------------------------------------
+
+
+def test_postgres_view_reads_and_cannot_write(postgres_url):
+    writable = open_store(postgres_url)
+    try:
+        cid = make_campaign(writable)
+    finally:
+        writable.dispose()
+    view = open_readonly(postgres_url)
+    try:
+        text = page(view, f"/campaigns/{cid}")
+        assert 'id="chain-ok"' in text and cells(text)[("coding", "attempts")][0] == 4
+        with pytest.raises(DBAPIError, match="read-only transaction"):
+            with view.begin() as conn:
+                conn.execute(update(Campaign).where(Campaign.id == cid).values(state="stopped"))
+    finally:
+        view.dispose()
+
+
+def test_every_store_open_is_read_only_for_sqlite(engine, db_url):
+    make_campaign(engine)
+    view = open_readonly(db_url)
+    try:
+        with view.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA query_only").scalar() == 1
+    finally:
+        view.dispose()

@@ -1,0 +1,182 @@
+"""Providers in parallel: local workers on one store (SQLite and PostgreSQL), real processes.
+
+Three workers on a campaign of two providers never run two attempts of one provider at
+once and never run a trial twice; a worker killed mid-attempt halts its provider with
+its cleanup unverified, and the printed steps finish the experiment; a total spend cap
+holds while workers race; the report does not depend on how many workers produced it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from campaign.providers import BUILTIN_CATALOG
+from campaign.store.engine import make_engine, resolve_url
+
+TASKS = "semver-precedence,invoice-rounding"
+SLOW_AGENT = (
+    'adapter = "generic"\npaid = false\nconfig_env = "CAMPAIGN_AGENT_CONFIG"\napplied_profile_from = "adapter"\nname = "offline"\n'
+    'client = ["{python}", "-c", "import os, sys, time; time.sleep(1.5); '
+    "os.execv(sys.executable, [sys.executable, '-P', '-m', 'campaign.agents.offline'] + sys.argv[1:])\", "
+    '"--task", "{task}", "--prompt-file", "{prompt_file}", "--seed", "{seed}", "--trial-id", "{trial_id}"]\n'
+)
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    """Two offline providers, alpha and beta: two routes that need no network."""
+    text_ = BUILTIN_CATALOG.read_text()
+    block = text_[text_.index("[providers.offline]") :]
+    path = tmp_path / "providers.toml"
+    path.write_text(block.replace("[providers.offline", "[providers.alpha") + "\n" + block.replace("[providers.offline", "[providers.beta"))
+    return path
+
+
+def command(out: Path, db: str, catalog: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "campaign", "coding", "--campaign", "--providers", "alpha,beta", "--providers-catalog", str(catalog),
+            "--tasks", TASKS, "--repetitions", "1", "--output-dir", str(out), "--db", db, "--live", *extra]  # fmt: skip
+
+
+def env_for(tmp_path: Path) -> dict[str, str]:
+    runner_tmp = tmp_path / "runner-tmp"
+    runner_tmp.mkdir(exist_ok=True)
+    return {**os.environ, "TMPDIR": str(runner_tmp)}
+
+
+def rows(db: str, sql: str, **params) -> list[tuple]:
+    engine = make_engine(resolve_url(db))
+    try:
+        with engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(text(sql), params)]
+    finally:
+        engine.dispose()
+
+
+def intervals(db: str, campaign_id: int = 1) -> dict[str, list[tuple]]:
+    by_provider: dict[str, list[tuple]] = {}
+    for provider, position, started, ended, status in rows(
+        db,
+        "SELECT t.provider, t.position, a.started_at, a.ended_at, a.status FROM attempts a JOIN trials t ON t.id = a.trial_pk"
+        " WHERE a.campaign_id = :c ORDER BY a.started_at",
+        c=campaign_id,
+    ):
+        by_provider.setdefault(provider, []).append((position, started, ended, status))
+    return by_provider
+
+
+def test_three_workers_never_run_one_provider_twice_at_once_nor_a_trial_twice(tmp_path, backend_url, catalog):
+    out = tmp_path / "out"
+    done = subprocess.run(command(out, backend_url, catalog, "--parallel-providers", "3"), env=env_for(tmp_path), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert rows(backend_url, "SELECT state, stop_reason FROM campaigns") == [("completed", None)]
+    per_trial = rows(backend_url, "SELECT trial_pk, count(*) FROM attempts GROUP BY trial_pk")
+    assert len(per_trial) == 8 and all(n == 1 for _, n in per_trial)
+    spans = intervals(backend_url)
+    assert sorted(spans) == ["alpha", "beta"]
+    for provider, attempts in spans.items():
+        # One at a time, and in schedule order.
+        assert [p for p, *_ in attempts] == sorted(p for p, *_ in attempts), provider
+        for (_, _, ended, _), (_, started, _, _) in zip(attempts, attempts[1:]):
+            assert started >= ended, f"two {provider} attempts overlapped"
+    # ... while the two providers did run side by side.
+    assert any(a[1] < b[2] and b[1] < a[2] for a in spans["alpha"] for b in spans["beta"]), spans
+    assert rows(backend_url, "SELECT count(*) FROM provider_leases WHERE worker_pid IS NOT NULL") == [(0,)]
+
+
+def test_a_worker_killed_mid_attempt_halts_its_provider_and_the_printed_steps_finish(tmp_path, catalog):
+    db = str(tmp_path / "store.db")
+    agent = tmp_path / "slow.toml"
+    agent.write_text(SLOW_AGENT)
+    out = tmp_path / "out"
+    argv = command(out, db, catalog, "--agent", str(agent), "--parallel-providers", "2")
+    coordinator = subprocess.Popen(argv, env=env_for(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    victim = None
+    while victim is None and time.monotonic() < deadline:
+        try:
+            found = rows(
+                db,
+                "SELECT l.worker_pid, a.id FROM provider_leases l JOIN trials t ON t.provider = l.provider AND t.campaign_id = l.campaign_id"
+                " JOIN attempts a ON a.trial_pk = t.id JOIN ledger g ON g.attempt_id = a.id"
+                " WHERE l.provider = 'alpha' AND a.status = 'running' AND g.role = 'client'",
+            )
+        except Exception:
+            found = []
+        victim = found[0] if found else None
+        time.sleep(0.05)
+    assert victim is not None, "no alpha attempt reached its client"
+    worker_pid, attempt_id = victim
+    os.kill(worker_pid, signal.SIGKILL)
+    _, stderr = coordinator.communicate(timeout=300)
+    assert coordinator.returncode == 1, stderr
+    host = rows(db, "SELECT worker_host FROM provider_leases WHERE provider = 'alpha'")[0][0]
+    assert f"provider alpha: worker pid {worker_pid} on host {host} stopped during attempt {attempt_id}" in stderr, stderr
+    assert rows(db, "SELECT halted_reason, halted_attempt_id FROM provider_leases WHERE provider = 'alpha'") == [("worker_lost", attempt_id)]
+    assert rows(db, "SELECT status, cleanup_complete FROM attempts WHERE id = :a", a=attempt_id) == [("running", 0)]
+    # The other provider went on to the end; the halted one admitted nothing more.
+    assert rows(db, "SELECT count(*) FROM trials WHERE provider = 'beta' AND status = 'finished'") == [(4,)]
+    assert rows(db, "SELECT count(*) FROM attempts a JOIN trials t ON t.id = a.trial_pk WHERE t.provider = 'alpha' AND a.id > :a", a=attempt_id) == [(0,)]
+    assert rows(db, "SELECT state, stop_reason FROM campaigns") == [("stopped", "worker_lost")]
+
+    lines = stderr.splitlines()
+    steps = [line.strip() for line in lines[lines.index(next(line for line in lines if line.startswith("Next,"))) + 1 :] if line.startswith("  ")]
+    follow_up = next(line for line in lines if line.startswith("then continue"))
+    steps.append(follow_up.split(": ", 1)[1])
+    assert "recover" in steps[0] and "--continue-blocked" in steps[-1], stderr
+    for step in steps:
+        finished = subprocess.run(shlex.split(step), env=env_for(tmp_path), capture_output=True, text=True, timeout=600)
+        assert finished.returncode == 0, (step, finished.stdout, finished.stderr)
+    assert rows(db, "SELECT id, state, continues_campaign_id FROM campaigns ORDER BY id") == [(1, "stopped", None), (2, "completed", 1)]
+    assert rows(db, "SELECT count(*) FROM trials WHERE campaign_id = 2 AND status = 'finished'") == [(8,)]
+    leftover = subprocess.run(["pgrep", "-f", f"campaign.agents.offline.*{tmp_path.name}"], capture_output=True)
+    assert leftover.returncode == 1
+
+
+def test_a_total_cap_holds_while_workers_race(tmp_path, backend_url, catalog):
+    out = tmp_path / "out"
+    cap, ceiling = Decimal("0.25"), Decimal("0.08")
+    done = subprocess.run(
+        command(out, backend_url, catalog, "--parallel-providers", "3", "--max-total-spend-usd", str(cap), "--attempt-ceiling-usd", str(ceiling)),
+        env=env_for(tmp_path), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    costs = [Decimal(str(c)) for (c,) in rows(backend_url, "SELECT cost_usd FROM attempts")]
+    assert costs and sum(costs) <= cap
+    assert rows(backend_url, "SELECT stop_reason FROM campaigns") == [("spend_limit",)]
+    assert rows(backend_url, "SELECT count(*) FROM spend_reservations") == [(0,)]
+    assert f"spend, all providers: {format(sum(costs).normalize(), 'f')} of {cap:f} USD" in done.stdout
+
+
+def _comparable(report: dict) -> dict:
+    """The report without what timing and storage decide (wall seconds, timestamps, ids,
+    and ``attempt_seq``, the order attempts finished in, which parallel workers change)."""
+
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if not any(word in k for word in ("wall", "seconds", "_at", "elapsed", "generated", "store", "campaign_id", "attempt_id", "attempt_seq"))}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(report)
+
+
+def test_the_report_is_the_same_for_one_runner_on_sqlite_and_three_workers_on_postgresql(tmp_path, catalog, postgres_url):
+    reports = []
+    for name, db, extra in (("seq", str(tmp_path / "seq.db"), ()), ("par", postgres_url, ("--parallel-providers", "3"))):
+        out = tmp_path / name
+        done = subprocess.run(command(out, db, catalog, *extra), env=env_for(tmp_path), capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        reports.append(json.loads((out / "report.json").read_text()))
+    assert _comparable(reports[0]) == _comparable(reports[1])
