@@ -62,8 +62,7 @@ def _campaign(options: opt.CodingOptions, db: str | None) -> None:
     except CampaignBlocked as exc:
         raise click.ClickException(exc.describe(rerun=_rerun_command("--resume", "--continue-blocked"), program=shlex.join(_program()))) from None
     except WorkerLost as exc:
-        next_step = _rerun_command("--resume", "--continue-blocked")
-        raise click.ClickException(str(exc).replace("the same command with --resume --continue-blocked added.", next_step).replace("  campaign recover", f"  {shlex.join(_program())} recover")) from None
+        raise click.ClickException(exc.describe(rerun=_rerun_command("--resume", "--continue-blocked"), program=shlex.join(_program()))) from None
     if not result.live:
         click.echo(f"would run {result.scheduled} trials, one at a time, interleaved by pair; nothing ran (add --live to execute)")
         click.echo(f"store: nothing written; with --live the store is {result.store}")

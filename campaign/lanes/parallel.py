@@ -43,7 +43,23 @@ POLL_SECONDS = 0.5
 
 
 class WorkerLost(CampaignError):
-    """A worker was lost mid-attempt; its provider is halted until recovery proves cleanup."""
+    """A worker was lost mid-attempt; its provider is halted until recovery proves cleanup.
+    ``describe`` says what to run, given how the caller's own command line reads."""
+
+    def __init__(self, campaign_id: int, halted: Sequence[leases.Lease], db: str) -> None:
+        self.campaign_id, self.halted, self.db = campaign_id, tuple(halted), db
+        super().__init__(self.describe())
+
+    def describe(self, rerun: str = "the same command with --resume --continue-blocked added", program: str = "campaign") -> str:
+        lines = [f"campaign {self.campaign_id} stopped: a worker was lost mid-attempt, so its provider admits no more work."]
+        for lease in self.halted:
+            lines.append(
+                f"provider {lease.provider}: worker pid {lease.holder.pid} on host {lease.holder.host} stopped during attempt {lease.halted_attempt_id}; its cleanup is unverified"
+            )
+        lines.append("Next, on each host named above, prove the attempt's processes gone:")
+        lines += [f"  {program} recover {lease.halted_attempt_id} --db {shlex.quote(self.db)}" for lease in self.halted]
+        lines.append(f"then continue the experiment in a new campaign: {rerun}")
+        return "\n".join(lines)
 
 
 def experiment_options(stored: Mapping[str, Any], given: opt.CodingOptions, catalog) -> opt.CodingOptions:
@@ -139,6 +155,8 @@ def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.Cod
                 _follow(engine, campaign_id, trials, progress, seen, skipped)
                 if not alive:
                     break
+                # Workers are other processes, possibly on other machines: the store is the
+                # only place their progress shows, so it is polled.
                 time.sleep(POLL_SECONDS)
             _follow(engine, campaign_id, trials, progress, seen, skipped)
     except Interrupted:
@@ -172,7 +190,9 @@ def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.Cod
     attempted = len({a.id for a in repository.attempts_for(engine, campaign_id) if a.status != "running"} - before)
     result = multi_provider._result(engine, campaign_id, inputs, schedule, attempted, stop_reason, caps)
     if halted:
-        raise WorkerLost(_halted_message(halted, repository.get_campaign(engine, campaign_id), engine))
+        from campaign.store.engine import describe
+
+        raise WorkerLost(campaign_id, halted, describe(engine.url))
     return result
 
 
@@ -202,21 +222,6 @@ def _follow(engine: Engine, campaign_id: int, trials, progress, seen: set[int], 
         if t.status == "not_attempted" and t.id not in skipped:
             skipped.add(t.id)
             progress.update(TrialsNotAttempted(t.provider, 1, t.not_attempted_reason))
-
-
-def _halted_message(halted, row, engine: Engine) -> str:
-    from campaign.store.engine import describe
-
-    db = shlex.quote(describe(engine.url))
-    lines = [f"campaign {row.id} stopped: a worker was lost mid-attempt, so its provider admits no more work."]
-    for lease in halted:
-        lines.append(
-            f"provider {lease.provider}: worker pid {lease.holder.pid} on host {lease.holder.host} stopped during attempt {lease.halted_attempt_id}; its cleanup is unverified"
-        )
-    lines.append("Next, on each host named above, prove the attempt's processes gone:")
-    lines += [f"  campaign recover {lease.halted_attempt_id} --db {db}" for lease in halted]
-    lines.append("then continue the experiment in a new campaign: the same command with --resume --continue-blocked added.")
-    return "\n".join(lines)
 
 
 __all__ = ["WorkerLost", "coordinate", "worker_argv", "worker_inputs"]
