@@ -46,11 +46,16 @@ class AttemptFinished:
     variant: str
     # Independently verified pass; None: no verdict (counts as not passed).
     passed: bool | None
-    # Measured spend of the attempt (the client's cost); None: unknown.
+    # The attempt's spend as the caps count it (measured where complete, else the
+    # list-price equivalent); None: unknown.
     spend_usd: float | None
     # How long the attempt took, start to recorded row; None: use the clock.
     seconds: float | None = None
     trial_id: str | None = None
+    # The outcome word when there is no verdict (provider_error, engine_error, ...).
+    outcome: str | None = None
+    # The spend is a lower bound (incomplete): shown with "+?".
+    spend_partial: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,8 @@ class ProviderState:
     cap_usd: float | None = None
     done: int = 0
     not_attempted: int = 0
+    # Attempts without a verdict (the provider or the engine ended them): their trials run again.
+    no_verdict: int = 0
     # variant -> [passes, attempts]
     passes: dict[str, list[int]] = field(default_factory=dict)
     spend_usd: float = 0.0
@@ -88,15 +95,19 @@ class ProviderState:
         if isinstance(event, TrialsNotAttempted):
             self.not_attempted += event.count
             return
-        self.done += 1
-        tally = self.passes.setdefault(event.variant, [0, 0])
-        tally[0] += event.passed is True
-        tally[1] += 1
+        if event.passed is None and event.outcome:
+            self.no_verdict += 1
+        else:
+            self.done += 1
+            tally = self.passes.setdefault(event.variant, [0, 0])
+            tally[0] += event.passed is True
+            tally[1] += 1
         if event.spend_usd is None:
             self.spend_unknown += 1
         else:
             self.spend_usd += event.spend_usd
             self.spend_known += 1
+            self.spend_unknown += event.spend_partial
         if seconds is not None and math.isfinite(seconds) and seconds >= 0:
             self.durations.append(seconds)
 
@@ -124,11 +135,18 @@ def format_usd(amount: float | None) -> str:
     return f"${amount:,.2f}" if abs(amount) >= 10 else f"${amount:.4f}"
 
 
+# A figure held to a cap elsewhere (a provider under the campaign's total cap): no "/..." part.
+UNDER_OTHER_CAP = -1.0
+
+
 def format_spend(spent: float | None, *, partial: bool, cap: float | None) -> str:
-    """Measured spend against the cap: ``$0.1200/$5.00``, ``$0.1200+?/no cap``, ``?/$5.00``."""
+    """Spend against the cap: ``$0.1200/$5.00``, ``$0.1200+?/no cap``, ``?/$5.00``;
+    with ``cap=UNDER_OTHER_CAP`` (capped elsewhere) just ``$0.1200``."""
     shown = format_usd(spent)
     if partial and spent is not None:
         shown += "+?"
+    if cap == UNDER_OTHER_CAP:
+        return shown
     return f"{shown}/{f'${cap:,.2f}' if cap is not None else 'no cap'}"
 
 
@@ -188,6 +206,8 @@ def provider_line(state: ProviderState, variants: Sequence[str], *, fallback_mea
     parts = [state.name, f"{state.done}/{state.total} done"]
     if state.not_attempted:
         parts.append(f"{state.not_attempted} not attempted")
+    if state.no_verdict:
+        parts.append(f"{state.no_verdict} no verdict")
     parts += [f"{v} {p}/{a} pass" for v, p, a in _tallies(state, variants)]
     parts += [f"spend {spend}", eta]
     return "  ".join(parts)
@@ -241,7 +261,7 @@ def fit(line: str, width: int) -> str:
 
 def attempt_line(event: AttemptFinished, state: ProviderState, all_states: Sequence[ProviderState], *, elapsed: float, cap_usd: float | None) -> str:
     """The plain line for one finished attempt (non-TTY output)."""
-    verdict = {True: "pass", False: "fail", None: "no verdict"}[event.passed]
+    verdict = event.outcome if event.passed is None and event.outcome else {True: "pass", False: "fail", None: "no verdict"}[event.passed]
     trial = f" {event.trial_id}" if event.trial_id else ""
     spent, partial = _spend_of(all_states)
     return (

@@ -39,6 +39,7 @@ from typing import Any
 
 from campaign.agents.profiles import builtin_profile_names
 from campaign.errors import UsageProblem
+from campaign.profiler.wire import DEFAULT_SILENCE_S
 
 BUILTIN_CATALOG = Path(__file__).resolve().parent / "providers.toml"
 # Without --providers a campaign runs only the free offline route; paid ones must be named.
@@ -54,8 +55,8 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _ROUTE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _CREDENTIAL = re.compile(r"^[A-Z][A-Z0-9_]*(API_KEY|ACCESS_TOKEN|AUTH_TOKEN)$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_PROVIDER_KEYS = {"route", "default_model", "credential_env", "agent", "basis", "price_source", "price_date", "prices", "upstream"}
-_OPTIONAL_KEYS = {"credential_env", "upstream"}
+_PROVIDER_KEYS = {"route", "default_model", "credential_env", "agent", "basis", "price_source", "price_date", "prices", "upstream", "silence_s"}
+_OPTIONAL_KEYS = {"credential_env", "upstream", "silence_s"}
 REPLAY = "replay"
 _UPSTREAM = re.compile(r"^(replay|https?://[A-Za-z0-9.\-]+(:\d{1,5})?(/[A-Za-z0-9._~/\-]*)?)$")
 _PRICE_KEYS = ("uncached_input", "cached_input", "cache_write", "output")
@@ -88,6 +89,8 @@ class Provider:
     # Where the recording proxy forwards this provider's model requests: a base URL,
     # or REPLAY (the engine's replay provider, started per attempt). None: not profiled.
     upstream: str | None = None
+    # Seconds without a byte from the upstream after which a request is given up on.
+    silence_s: float = DEFAULT_SILENCE_S
 
     @property
     def model(self) -> str:
@@ -220,7 +223,15 @@ def _provider(name: str, entry: Any) -> Provider:
         price_date=text["price_date"],
         prices=_prices(entry["prices"], f"{where}.prices"),
         upstream=_upstream(entry.get("upstream"), where),
+        silence_s=_silence(entry.get("silence_s", DEFAULT_SILENCE_S), where),
     )
+
+
+def _silence(value: Any, where: str) -> float:
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (numeric and math.isfinite(value) and 0 < value <= 3600):
+        raise ValueError(f"{where}.silence_s must be a number of seconds in (0, 3600]")
+    return float(value)
 
 
 def _upstream(value: Any, where: str) -> str | None:

@@ -62,7 +62,10 @@ def test_a_ceiling_below_an_attempts_cost_stops_only_that_provider_with_exact_su
     # The offline agent's synthetic costs are a few cents per attempt: a 1-cent ceiling
     # lets the first attempt start (0 + 0.01 <= 1) and its cost then exceeds the ceiling.
     result = run(base(out, "--live", "--max-spend-usd", "1", "--attempt-ceiling-usd", "0.01"))
-    assert result.exit_code == 0, result.output
+    # Trials are left without a result: the run says why and exits 3, not 0.
+    assert result.exit_code == 3, result.output
+    assert "unfinished: not attempted: 3 attempt_exceeded_ceiling" in result.output
+    assert "--resume" not in result.output.split("unfinished:", 1)[1]  # resuming would not run them
     with sqlite3.connect(out / "campaign.db") as conn:
         assert conn.execute("SELECT state, stop_reason FROM campaigns").fetchall() == [("stopped", "attempt_exceeded_ceiling")]
         statuses = conn.execute("SELECT status, not_attempted_reason FROM trials ORDER BY position").fetchall()
@@ -77,7 +80,7 @@ def test_the_cap_admits_exactly_what_fits(tmp_path):
     out = tmp_path / "out"
     cap, ceiling = Decimal("0.5"), Decimal("0.4")
     result = run(base(out, "--live", "--max-spend-usd", str(cap), "--attempt-ceiling-usd", str(ceiling)))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     with sqlite3.connect(out / "campaign.db") as conn:
         assert conn.execute("SELECT stop_reason FROM campaigns").fetchall() == [("spend_limit",)]
         costs = [Decimal(str(c)) for (c,) in conn.execute("SELECT cost_usd FROM attempts ORDER BY seq")]
@@ -85,3 +88,23 @@ def test_the_cap_admits_exactly_what_fits(tmp_path):
     # Every attempt started with room for a whole ceiling; the next one would not have had it.
     assert all(sum(costs[:i]) + ceiling <= cap for i in range(len(costs)))
     assert sum(costs) + ceiling > cap and skipped == 4 - len(costs) >= 1
+
+
+def test_a_stopped_campaign_keeps_its_reason_until_work_continues(tmp_path):
+    out = tmp_path / "out"
+    capped = base(out, "--live", "--resume", "--max-spend-usd", "0.1", "--attempt-ceiling-usd", "0.09")
+    assert run(capped).exit_code == 3
+    with sqlite3.connect(out / "campaign.db") as conn:
+        first = conn.execute("SELECT count(*) FROM attempts").fetchone()[0]
+    # The same cap again: nothing fits, nothing runs, and the stop and its reason stand.
+    again = run(capped)
+    assert again.exit_code == 3 and "to continue:" in again.output, again.output
+    with sqlite3.connect(out / "campaign.db") as conn:
+        assert conn.execute("SELECT state, stop_reason FROM campaigns").fetchall() == [("stopped", "spend_limit")]
+        assert conn.execute("SELECT count(*) FROM attempts").fetchone()[0] == first
+    # A cap with room: the trials the cap held back run, and the campaign completes.
+    done = run(base(out, "--live", "--resume", "--max-spend-usd", "5", "--attempt-ceiling-usd", "0.09"))
+    assert done.exit_code == 0, done.output
+    with sqlite3.connect(out / "campaign.db") as conn:
+        assert conn.execute("SELECT state, stop_reason FROM campaigns").fetchall() == [("completed", None)]
+        assert conn.execute("SELECT count(*) FROM trials WHERE status != 'finished'").fetchone()[0] == 0

@@ -321,10 +321,12 @@ def test_an_engine_error_is_recorded_and_stops_the_lane_instead_of_raising(engin
     monkeypatch.setattr(attempt_module.isolation, "create_private_root", vanished)
     trial = _trial(engine, PLAIN)
     result = run_attempt(engine, trial, _plan(PLAIN, tmp_base=tmp_base))
-    assert (result.outcome, result.failure_class, result.stop_reason) == ("failed", "engine_error", "engine_error")
+    # The engine's fault is no verdict of the agent's: the trial goes back to the queue.
+    assert (result.outcome, result.failure_class, result.stop_reason, result.verified_pass) == ("engine_error", "engine_error", "engine_error", None)
     assert result.error.startswith("FileNotFoundError")
     (row,) = repository.attempts_for(engine, trial.campaign_id)
-    assert (row.status, row.failure_class, row.cleanup_complete, row.disposal_complete) == ("finished", "engine_error", True, True)
+    assert (row.status, row.failure_class, row.cleanup_complete, row.disposal_complete) == ("faulted", "engine_error", True, True)
+    assert [t.status for t in repository.trials_in_order(engine, trial.campaign_id) if t.id == trial.id] == ["scheduled"]
 
 
 def test_tampered_captures_or_workspace_never_pass():

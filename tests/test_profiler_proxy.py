@@ -44,13 +44,13 @@ def upstream():
 
 
 class Proxy:
-    def __init__(self, upstream_url: str, capture: Path, cache: Path, tmp: Path) -> None:
+    def __init__(self, upstream_url: str, capture: Path, cache: Path, tmp: Path, *extra: str) -> None:
         self.capture = capture
         self.out = tmp / "proxy.out"
         self.err = tmp / "proxy.err"
         env = {"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", "campaign.profiler", "--upstream", upstream_url, "--capture", str(capture), "--tokenizer-cache", str(cache)],
+            [sys.executable, "-I", "-m", "campaign.profiler", "--upstream", upstream_url, "--capture", str(capture), "--tokenizer-cache", str(cache), *extra],
             stdout=open(self.out, "wb"), stderr=open(self.err, "wb"), env=env,
         )
         deadline = time.monotonic() + 30
@@ -72,8 +72,8 @@ class Proxy:
 def proxy_for(tmp_path, tokenizer_cache):
     started: list[Proxy] = []
 
-    def make(upstream_url: str) -> Proxy:
-        p = Proxy(upstream_url, tmp_path / "capture.jsonl", tokenizer_cache, tmp_path)
+    def make(upstream_url: str, *extra: str) -> Proxy:
+        p = Proxy(upstream_url, tmp_path / "capture.jsonl", tokenizer_cache, tmp_path, *extra)
         started.append(p)
         return p
 
@@ -168,7 +168,7 @@ def test_an_interrupted_stream_leaves_usage_incomplete(upstream, proxy_for, path
     assert summary.counters["completed_turns"] == 0
 
 
-def test_a_retried_request_leaves_an_unmatched_identity(upstream, proxy_for):
+def test_an_error_response_before_a_healthy_retry_is_unbilled_not_unmatched(upstream, proxy_for):
     proxy = proxy_for(upstream.url)
     status, _ = post(proxy.url, "/v1/messages", body_for("/v1/messages", True), {"x-stub-mode": "500"})
     assert status == 529
@@ -177,8 +177,67 @@ def test_a_retried_request_leaves_an_unmatched_identity(upstream, proxy_for):
     summary = summarize(read_capture(proxy.capture))
     assert summary.model_requests == 2
     assert summary.counters["completed_turns"] == 1
-    assert not summary.usage_matched  # one request never got terminal usage: spend incomplete
-    assert [t.usage_id for t in summary.turn_usage] == [None, "msg_stub_2"]
+    # The 529 carried no usage and was not billed: the one billed request is matched.
+    assert summary.usage_matched and not summary.spend_unseen
+    assert [t.usage_id for t in summary.turn_usage] == ["msg_stub_2"]
+    assert summary.diagnostics["unbilled_error_responses"] == 1 and summary.diagnostics["unmatched_requests"] == 0
+    assert summary.diagnostics["provider_faults"]["http_529"] == 1
+    assert summary.ending_fault is None  # the client recovered: the provider ended nothing
+
+
+def _faulted(proxy, mode: str, path: str = "/v1/messages", stream: bool = True) -> tuple[int | None, dict]:
+    try:
+        status, _ = post(proxy.url, path, body_for(path, stream), {"x-stub-mode": mode})
+    except Exception:
+        status = None  # the client may see the fault as a dropped connection
+    assert proxy.stop() == 0
+    (record,) = read_capture(proxy.capture).model_requests
+    return status, record
+
+
+@pytest.mark.parametrize(
+    "mode, client_status, fault, billing",
+    [
+        ("429", 429, "http_429", "unbilled"),
+        ("500", 529, "http_529", "unbilled"),
+        ("reset", 502, "connection_reset", "unseen"),
+        ("cut", None, "stream_cut", "partial"),
+        ("error-event", 200, "http_529", "partial"),
+    ],
+)
+def test_each_provider_fault_is_recorded_with_its_billing(upstream, proxy_for, mode, client_status, fault, billing):
+    from campaign.profiler import faults
+
+    status, record = _faulted(proxy_for(upstream.url), mode)
+    if client_status is not None:
+        assert status == client_status
+    assert faults.request_fault(record) == fault, record
+    assert faults.billing(record) == billing, record
+
+
+def test_a_cut_stream_keeps_the_input_the_wire_saw(upstream, proxy_for):
+    proxy = proxy_for(upstream.url)
+    _, record = _faulted(proxy, "cut")
+    # message_start's usage crossed the wire before the cut: billed input, never read as zero.
+    assert record["usage"]["uncached_input"] == 1200 and record["usage"]["cached_input"] == 800
+    assert record["terminal"] is False and record["usage_complete"] is False
+    summary = summarize(read_capture(proxy.capture))
+    assert summary.counters["uncached_input_tokens"] == 1200 and summary.counters["completed_turns"] == 0
+    assert summary.spend_unseen and not summary.usage_matched and summary.ending_fault == "stream_cut"
+
+
+@pytest.mark.parametrize("mode", ["hang", "stall"])
+def test_a_silent_upstream_is_given_up_on_at_the_silence_bound(upstream, proxy_for, mode):
+    proxy = proxy_for(upstream.url, "--silence-s", "1")
+    started = time.monotonic()
+    status, record = _faulted(proxy, mode)
+    assert time.monotonic() - started < 20
+    if mode == "hang":
+        assert status == 504  # the client gets an answer, not a hang
+    from campaign.profiler import faults
+
+    assert faults.request_fault(record) == "upstream_silent", record
+    assert faults.billing(record) == ("unseen" if mode == "hang" else "partial")
 
 
 def test_matched_requests_and_their_identities(upstream, proxy_for):
@@ -217,8 +276,11 @@ def test_an_unreachable_upstream_is_a_recorded_failure(proxy_for, tmp_path):
     proxy = proxy_for(f"http://127.0.0.1:{dead}")
     assert post(proxy.url, "/v1/messages", body_for("/v1/messages", False))[0] == 502
     assert proxy.stop() == 0
-    (record,) = read_capture(proxy.capture).model_requests
-    assert record["status"] is None and record["usage"] is None
+    capture = read_capture(proxy.capture)
+    (record,) = capture.model_requests
+    assert record["status"] is None and record["usage"] is None and record["upstream_error"] == "unreachable"
+    summary = summarize(capture)
+    assert summary.ending_fault == "unreachable" and summary.diagnostics["unbilled_error_responses"] == 1
 
 
 def test_a_missing_tokenizer_cache_stops_the_proxy_with_one_line(upstream, tmp_path):

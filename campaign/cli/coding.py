@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from campaign.cli.common import OutputDir, core_errors, db_option
+from campaign.cli.common import EXIT_UNFINISHED, OutputDir, core_errors, db_option
 from campaign.lanes import options as opt
 from campaign.errors import Interrupted
 from campaign.lanes import multi_provider, nonpaired, paired_live, paired_plan
@@ -34,6 +34,13 @@ def _live(options: opt.CodingOptions, db: str | None) -> None:
     click.echo(f"attempted {result.attempted} of {result.scheduled} scheduled trials, {result.passed} verified passes{stopped}")
     click.echo(f"report: {result.output}")
     click.echo(f"store: {result.store} (campaign {result.campaign_id})")
+    if result.left:
+        for halt in result.halts:
+            click.echo(f"halted {halt.line()}", err=True)
+        if result.engine_error:
+            click.echo(f"stopped by an engine error: {result.engine_error}", err=True)
+        click.echo(f"unfinished: {result.left} of {result.scheduled} trials have no result (stopped: {result.stop_reason}); a paired run does not resume: plan and approve a new one", err=True)
+        sys.exit(EXIT_UNFINISHED)
 
 
 def _usd(amount: Decimal) -> str:
@@ -71,16 +78,42 @@ def _campaign(options: opt.CodingOptions, db: str | None) -> None:
     click.echo(f"ran {result.attempted_now} attempts now; {result.left} of {result.scheduled} scheduled trials left{stopped}")
     for name, spent in result.spends.items():
         cap = f" of {_usd(result.caps.provider_max_usd)}" if result.caps.provider_max_usd is not None else ""
-        click.echo(f"spend {name}: {_usd(spent.usd)}{cap} USD counted as {spent.basis}")
+        click.echo(f"spend {name}: {_spent(spent)}{cap} USD counted as {spent.basis}")
     if result.caps is not None and result.caps.campaign_max_usd is not None:
         total = sum((s.usd for s in result.spends.values()), Decimal(0))
-        click.echo(f"spend, all providers: {_usd(total)} of {_usd(result.caps.campaign_max_usd)} USD")
+        unknown = any(s.unknown for s in result.spends.values())
+        click.echo(f"spend, all providers: {_usd(total)}{'+?' if unknown else ''} of {_usd(result.caps.campaign_max_usd)} USD")
     for path in result.reports:
         click.echo(f"report: {path}, {path.with_suffix('.md')}, {path.with_suffix('.svg')}")
-    if result.left:
-        click.echo(f"store: {result.store} (campaign {result.campaign_id}); to run the {result.left} trials left: {_rerun_command('--resume')}")
+    if not result.unfinished:
+        click.echo(f"store: {result.store} (campaign {result.campaign_id}); every scheduled trial has a result")
+        return
+    click.echo(f"store: {result.store} (campaign {result.campaign_id})")
+    _say_why_unfinished(result)
+    sys.exit(EXIT_UNFINISHED)
+
+
+def _spent(spent) -> str:
+    """A provider's counted spend: exact, ``+?`` when some attempts' spend is unknown, ``?`` when all are."""
+    if spent.unknown and not (spent.measured or spent.equivalent):
+        return "?"
+    return _usd(spent.usd) + ("+?" if spent.unknown else "")
+
+
+def _say_why_unfinished(result) -> None:
+    """On stderr: why trials are left, and the exact line that continues the campaign."""
+    for halt in result.halts:
+        click.echo(f"halted {halt.line()}", err=True)
+    if result.engine_error:
+        click.echo(f"stopped by an engine error: {result.engine_error}", err=True)
+    reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(result.not_attempted.items()))
+    left = f"{result.left} trial(s) still scheduled" if result.left else ""
+    click.echo(f"unfinished: {'; '.join(x for x in (left, reasons and f'not attempted: {reasons}') if x)}"
+               f"{f' (stopped: {result.stop_reason})' if result.stop_reason else ''}", err=True)
+    if result.left or set(result.not_attempted) & set(multi_provider.REOPEN_ON_RESUME):
+        click.echo(f"to continue{' once the provider recovers' if result.halts else ''}: {_rerun_command('--resume')}", err=True)
     else:
-        click.echo(f"store: {result.store} (campaign {result.campaign_id}); every scheduled trial has a result or a recorded reason")
+        click.echo("the trials left will not run again in this campaign (a resume would not admit them)", err=True)
 
 
 @click.command(context_settings={"max_content_width": 100})

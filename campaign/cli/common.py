@@ -13,6 +13,9 @@ import click
 from campaign.errors import CampaignError, Interrupted, UsageProblem
 
 EXIT_INTERRUPTED = 130
+# The run ended with trials left without a result (a stop rule, a halted provider,
+# trials not attempted); stderr says why and how to continue.
+EXIT_UNFINISHED = 3
 
 db_option = click.option(
     "--db",

@@ -49,6 +49,7 @@ from campaign.store.models import Trial
 from campaign.supervise import Supervisor, TeardownBudget, TeardownVerdict, critical
 from campaign.supervise import disposal
 from campaign.supervise.pinned import NotOurs
+from campaign.vocabulary import PROVIDER_FAULTS, VERDICTS
 
 REPLAY_PLACEHOLDER_CREDENTIAL = "replay-placeholder-not-a-credential"
 NOTHING_SPAWNED = TeardownVerdict(cleanup_complete=True, outcome="clean", containment="pgid-only", survivors=0)
@@ -94,7 +95,7 @@ class AttemptPlan:
 @dataclass(frozen=True)
 class AttemptOutcome:
     attempt_id: int
-    outcome: str  # passed | failed | timeout | interrupted
+    outcome: str  # a verdict (passed | failed | timeout), or interrupted | provider_error | engine_error
     failure_class: str | None
     verified_pass: bool | None
     wall_seconds: float | None
@@ -107,6 +108,13 @@ class AttemptOutcome:
     error: str | None = None
     # The list-price equivalent of the recorded counters, when the attempt has a provider.
     equivalent_spend_usd: float | None = None
+    # For a provider_error: what the wire saw the provider do ({fault: requests}).
+    provider_faults: Mapping[str, int] | None = None
+
+    @property
+    def verdict(self) -> bool:
+        """Whether the outcome is the agent's (passed, failed, timeout)."""
+        return self.outcome in VERDICTS
 
     @property
     def stop_reason(self) -> str | None:
@@ -117,9 +125,23 @@ class AttemptOutcome:
             return "finalization_failed"
         if not self.disposal_complete:
             return "disposal_failed"
-        if self.failure_class == "engine_error":
+        if self.outcome == "engine_error":
             return "engine_error"
         return None
+
+
+def attempt_status(outcome: str) -> str:
+    """The row's status for an outcome: a verdict finishes its trial, anything else
+    sends the trial back to the queue (interrupted by the operator, faulted otherwise)."""
+    if outcome in VERDICTS:
+        return "finished"
+    return "interrupted" if outcome == "interrupted" else "faulted"
+
+
+def provider_fault_of(record: AgentRecord) -> str | None:
+    """The fault the recording proxy says ended the attempt (the last model request's)."""
+    value = (record.schema_diagnostics or {}).get("ending_fault")
+    return value if value in PROVIDER_FAULTS else None
 
 
 def config_text_digest(config_text: str | None) -> str | None:
@@ -248,6 +270,8 @@ class Observed:
     wall: float | None = None
     wire_ok: bool = True
     wire: lanes_wire.WireSession | None = None
+    # The client was stopped early: the wire showed it retrying into a failing provider.
+    gave_out: str | None = None
     output_ok: bool = True
     workspace_ok: bool = True
 
@@ -325,7 +349,7 @@ def _drive(engine, attempt_id, trial, plan, held: PinnedRoot, sup, state, deadli
     if plan.wire is not None and plan.wire.upstream == REPLAY and credential and credential not in plan.credential_names:
         # The replay provider takes any key; clients refuse to start without one.
         extra[credential] = REPLAY_PLACEHOLDER_CREDENTIAL
-    env = isolation.build_env(root, os.environ, sdk_path_vars=sdk, credential_names=plan.credential_names, extra=extra)
+    env = _as_client_reads(isolation.build_env(root, os.environ, sdk_path_vars=sdk, credential_names=plan.credential_names, extra=extra), plan)
     if plan.profile.runtime is not None:
         with held.stdio("runtime") as io:
             runtime = sup.start("runtime", profiles.render(plan.profile.runtime.argv, values), cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)
@@ -342,8 +366,12 @@ def _drive(engine, attempt_id, trial, plan, held: PinnedRoot, sup, state, deadli
     except NotOurs as exc:  # the runtime, agent code too, took the name first
         _tampered(sup, state, f"client capture {exc.reason}")
         return
+    watch = lanes_wire.FaultWatch(state.wire, timer) if state.wire is not None else None
     with client_io as io:
-        result = sup.run("client", argv, timeout=max(deadline - timer(), 0.001), cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)
+        result = sup.run("client", argv, timeout=max(deadline - timer(), 0.001), cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err, stop_when=watch)
+    if result.stopped and watch is not None:
+        state.gave_out = watch.fault
+        sup.log(f"the client kept retrying into a failing provider ({watch.fault}); stopped it")
     state.client_timed_out = result.timed_out
     state.wall = result.wall_seconds
     record = _client_record(plan, held, sup, state, result.exit_code)
@@ -352,7 +380,7 @@ def _drive(engine, attempt_id, trial, plan, held: PinnedRoot, sup, state, deadli
     state.record = record
     with critical():
         repository.update_attempt(engine, attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
-    if result.timed_out or not state.output_ok:
+    if result.timed_out or result.stopped or not state.output_ok:
         return
     if not sup.quiesce():
         _tampered(sup, state, "processes the agent left running could not be stopped before verification")
@@ -379,6 +407,16 @@ def _drive(engine, attempt_id, trial, plan, held: PinnedRoot, sup, state, deadli
         )
     state.verifier_exit = verdict.exit_code
     state.verifier_timed_out = verdict.timed_out
+
+
+def _as_client_reads(env: dict[str, str], plan: AttemptPlan) -> dict[str, str]:
+    """The provider's one credential under the name the client reads (the profile's
+    ``credential_env_default``): a catalog may keep it as MY_ANTHROPIC_API_KEY, while
+    Claude Code reads ANTHROPIC_API_KEY. Only that name carries it into the client."""
+    target = plan.profile.credential_env_default
+    if target and len(plan.credential_names) == 1 and plan.credential_names[0] != target:
+        env[target] = env.pop(plan.credential_names[0])
+    return env
 
 
 def _client_record(plan: AttemptPlan, held: PinnedRoot, sup, state: Observed, exit_code: int | None) -> AgentRecord:
@@ -453,10 +491,14 @@ def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, s
         verifier_exit=state.verifier_exit,
         verifier_timed_out=state.verifier_timed_out,
     )
+    fault = provider_fault_of(record) or state.gave_out
     if isinstance(stopped_by, Interrupted):
         outcome, failure_class, verified_pass = "interrupted", "interrupted", None
     elif stopped_by is not None:
-        outcome, failure_class, verified_pass = "failed", "engine_error", None
+        outcome, failure_class, verified_pass = "engine_error", "engine_error", None
+    elif fault is not None:
+        # The provider ended it (DESIGN.md §9): no verdict, whatever the verifier said.
+        outcome, failure_class, verified_pass = "provider_error", fault, None
     if plan.failure_dir is not None and outcome != "passed" and held is not None:
         try:
             bundles.write_bundle(plan.failure_dir, trial.trial_id, held, credential_names=plan.credential_names)
@@ -472,7 +514,7 @@ def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, s
         engine,
         attempt_id,
         trial.id,
-        status="interrupted" if isinstance(stopped_by, Interrupted) else "finished",
+        status=attempt_status(outcome),
         outcome=outcome,
         failure_class=failure_class,
         verified_pass=verified_pass,
@@ -501,6 +543,7 @@ def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, s
         finalization_failed=disposed.finalization_failed,
         error=error,
         equivalent_spend_usd=equivalent,
+        provider_faults=(record.schema_diagnostics or {}).get("provider_faults") if outcome == "provider_error" else None,
     )
     if isinstance(stopped_by, Interrupted):
         raise stopped_by

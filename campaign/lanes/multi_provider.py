@@ -36,9 +36,10 @@ from campaign.agents.profiles import AgentProfile, load_profile, profile_identit
 from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_variant
 from campaign.errors import CampaignError, ConflictError, Interrupted, UsageProblem
 from campaign.lanes import continuation, parallel, worker
+from campaign.lanes.breaker import Breaker, Halt
 from campaign.lanes import options as opt
 from campaign.plan import canonical_digest
-from campaign.progress import AttemptFinished, Progress, ProviderPlan, TrialsNotAttempted
+from campaign.progress import UNDER_OTHER_CAP, Progress, ProviderPlan, TrialsNotAttempted
 from campaign.providers import Catalog, Provider, load_catalog, resolve_providers
 from campaign.report import write_report
 from campaign.schedule import VARIANTS, build_schedule
@@ -49,6 +50,10 @@ from campaign.supervise import critical, interruptible
 from campaign.supervise.procfs import ProcFS
 
 STORE_NAME = "campaign.db"
+# Trials a stop left not_attempted that a resume tries again, under the same gates. Not
+# reopened: unproven cleanup, disposal or finalization (they block: continue instead), an
+# attempt that exceeded its ceiling, and a trial whose fault attempts are exhausted.
+REOPEN_ON_RESUME = ("spend_limit", "spend_incomplete", "run_deadline", "max_attempts", "engine_error", "interrupted", "provider_unavailable", "worker_lost", "lease_lost")
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,17 @@ class CampaignResult:
     # With spend caps: each provider's exact spend and the basis it was counted on.
     spends: Mapping[str, repository.ProviderSpend] = dataclasses.field(default_factory=dict)
     caps: leases.Caps | None = None
+    # Providers the circuit breaker halted: their trials wait for a resume.
+    halts: tuple[Halt, ...] = ()
+    # Trials recorded not_attempted, by reason.
+    not_attempted: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    # What stopped an engine_error attempt, for the operator (never stored).
+    engine_error: str | None = None
+
+    @property
+    def unfinished(self) -> bool:
+        """Trials are left without a result (scheduled, or not attempted for a reason)."""
+        return bool(self.left or self.not_attempted)
 
 
 class ResumeRefused(CampaignError):
@@ -117,7 +133,32 @@ def with_model(providers: tuple[Provider, ...], model: str | None) -> tuple[Prov
     return (dataclasses.replace(provider, default_model=route.model),)
 
 
-def validate(opts: opt.CodingOptions, db: str | None, catalog_path: Path | None, environ: Mapping[str, str]) -> CampaignInputs:
+def _probed(profile: AgentProfile, provider: Provider, wire: WireRoute | None, version: str | None, task: benchmark.Task, stored: Mapping[str, Any] | None, probe: bool) -> dict[str, list[str]] | None:
+    """A wire profile's per-variant catalogs: the stored campaign's when it has them (a
+    resume or a worker never probes again), else measured now by the probe. A client
+    whose version changed since is a different experiment: refused, naming the field."""
+    if profile.applied_profile_from != "wire" or wire is None:
+        return None
+    before = next((p for p in (stored or {}).get("providers", []) if p.get("name") == provider.name), None)
+    if before is not None and before.get("wire_catalogs"):
+        if before.get("client_version") != version:
+            raise UsageProblem(
+                f"providers[{provider.name}].client_version: the campaign was run with {before.get('client_version')!r}, the installed client is {version!r}; "
+                "a different client is a different experiment: reinstall that version, or start a new --output-dir",
+                option="--resume",
+            )
+        return before["wire_catalogs"]
+    if not probe:
+        return None
+    return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable)
+
+
+def validate(
+    opts: opt.CodingOptions, db: str | None, catalog_path: Path | None, environ: Mapping[str, str], *, stored: Mapping[str, Any] | None = None, probe: bool = True
+) -> CampaignInputs:
+    """Every check of a campaign's inputs. ``stored`` is the campaign's recorded experiment
+    (a resume, a worker): its probe results are reused. ``probe=False`` (nothing will run)
+    skips measuring the catalogs."""
     catalog = load_catalog(catalog_path)
     providers = with_model(resolve_providers(opts.providers, catalog), opts.model)
     variants = parse_variants(opts.variants)
@@ -136,12 +177,7 @@ def validate(opts: opt.CodingOptions, db: str | None, catalog_path: Path | None,
             )
     wires = {p.name: resolve_route(profiles[p.name], p, profile_python=sys.executable, environ=environ) for p in providers}
     versions = {p.name: read_client_version(profiles[p.name], environ) for p in providers}
-    catalogs = {
-        p.name: probe_catalogs(profiles[p.name], model=p.model, task=tasks[0], route=wires[p.name], runner_python=sys.executable)
-        if profiles[p.name].applied_profile_from == "wire" and wires[p.name] is not None
-        else None
-        for p in providers
-    }
+    catalogs = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], tasks[0], stored, probe) for p in providers}
     base = load_base_config(Path(opts.config).expanduser()) if opts.config else parse_base_config(b"", "the empty base config")
     configs = {name: render_variant(base, name) for name in variants}
     if opts.live:
@@ -211,7 +247,21 @@ def schedule_for(inputs: CampaignInputs):
 
 
 def mismatched_fields(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
-    return sorted(k for k in set(stored) | set(current) if stored.get(k) != current.get(k))
+    """The experiment's fields that differ; inside ``providers``, each provider's own
+    (``providers[zai].client_version``), so the operator sees what changed."""
+    out = []
+    for key in sorted(set(stored) | set(current)):
+        before, now = stored.get(key), current.get(key)
+        if before == now:
+            continue
+        if key == "providers" and isinstance(before, list) and isinstance(now, list):
+            old = {p.get("name"): p for p in before if isinstance(p, dict)}
+            new = {p.get("name"): p for p in now if isinstance(p, dict)}
+            if list(old) == list(new):
+                out += [f"providers[{name}].{field}" for name in new for field in sorted(set(old[name]) | set(new[name])) if old[name].get(field) != new[name].get(field)]
+                continue
+        out.append(key)
+    return out
 
 
 def blocking_attempts(engine: Engine, campaign_id: int) -> tuple[str | None, list[str]]:
@@ -277,7 +327,7 @@ def run(
     timer: Callable[[], float] = time.monotonic,
 ) -> CampaignResult:
     environ = os.environ if environ is None else environ
-    inputs = validate(opts, db, catalog_path, environ)
+    inputs = validate(opts, db, catalog_path, environ, stored=_stored_experiment_of(opts, db) if opts.resume and opts.live else None, probe=bool(opts.live))
     current = experiment(inputs)
     schedule = schedule_for(inputs)
     store_file = inputs.output_dir / STORE_NAME if db is None else None
@@ -317,6 +367,8 @@ def run(
     try:
         if existing is not None and opts.resume:
             campaign_id = _settle_resume(engine, campaign_id, inputs, me, proc, continue_blocked=opts.continue_blocked)
+            leases.reopen_unavailable(engine, campaign_id)
+            repository.reopen_trials(engine, campaign_id, REOPEN_ON_RESUME)
         elif opts.continue_blocked:
             raise UsageProblem("there is no campaign here to continue; drop --continue-blocked to start one", option="--continue-blocked")
         if caps is not None:
@@ -379,55 +431,123 @@ def _stored_experiment(row) -> dict[str, Any]:
     return json.loads(row.experiment_json)
 
 
+def _stored_experiment_of(opts: opt.CodingOptions, db: str | None) -> dict[str, Any] | None:
+    """The experiment of the campaign a resume continues, when its store exists."""
+    store_file = Path(opts.output_dir).expanduser().absolute() / STORE_NAME  # type: ignore[arg-type]
+    if db is None and not store_file.is_file():
+        return None
+    engine = open_store(db or str(store_file))
+    try:
+        row = repository.latest_campaign(engine, kind="campaign")
+        return _stored_experiment(row) if row is not None else None
+    finally:
+        engine.dispose()
+
+
 def _drive(engine, campaign_id, inputs: CampaignInputs, schedule, stream, timer, caps: leases.Caps | None = None, me: leases.WorkerIdentity | None = None) -> CampaignResult:
-    """Run every provider's scheduled trials here, in schedule order, holding every lease."""
+    """Run every provider's scheduled trials here, in schedule order, holding every lease.
+
+    A pass walks the schedule once; a trial whose attempt the provider ended goes back
+    to the queue and runs again in a later pass, until it has a verdict, reaches its
+    bound of fault attempts, or its provider is halted. The campaign stays as it was
+    (a stopped one keeps its reason) until a trial is actually admitted."""
     stop_reason: str | None = None
     # A provider stopped by its spend cap admits nothing more; the others go on.
     provider_stops: dict[str, str] = {}
-    repository.set_campaign_state(engine, campaign_id, expected=("running", "interrupted", "stopped", "completed"), state="running")
+    breaker = Breaker()
     trials = repository.trials_in_order(engine, campaign_id)
     progress = _progress(engine, campaign_id, inputs, trials, stream, caps)
     lineage = repository.lineage(engine, campaign_id)
     attempted = 0
+    running = False
+    engine_error: str | None = None
     try:
         with interruptible(), worker.Heartbeat(engine, campaign_id, me):
-            for trial in trials:
-                if trial.status != "scheduled":
-                    continue
-                if stop_reason is not None:
-                    break
-                done = worker.Step(provider_stop=provider_stops[trial.provider]) if trial.provider in provider_stops else None
-                done = done or worker.step(engine, trial, inputs, me=me, caps=caps, lineage=lineage, timer=timer)
-                if done.result is not None:
-                    attempted += 1
-                    if progress:
-                        # seconds=None: the display times the whole attempt (teardown and verifier included).
-                        progress.update(AttemptFinished(trial.provider, trial.variant, done.result.outcome == "passed", done.result.record.cost_usd, None, trial.trial_id))
-                stop_reason = done.campaign_stop or done.lost
-                if done.provider_stop:
-                    if trial.provider not in provider_stops:
-                        provider_stops[trial.provider] = done.provider_stop
-                    if done.result is None and repository.mark_not_attempted(engine, trial.id, done.provider_stop) and progress:
-                        progress.update(TrialsNotAttempted(trial.provider, 1, done.provider_stop))
-        stop_reason = stop_reason or next(iter(provider_stops.values()), None)
-        repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
+            while stop_reason is None:
+                pending = [t for t in repository.trials_in_order(engine, campaign_id) if t.status == "scheduled" and t.provider not in breaker.halted]
+                ran = 0
+                for trial in pending:
+                    if stop_reason is not None or trial.provider in breaker.halted:
+                        continue
+                    done = worker.Step(provider_stop=provider_stops[trial.provider]) if trial.provider in provider_stops else None
+                    if done is None and not running:
+                        # Work continues now: until here a stopped campaign kept its reason.
+                        repository.set_campaign_state(engine, campaign_id, expected=("running", "interrupted", "stopped", "completed"), state="running")
+                        running = True
+                    done = done or worker.step(engine, trial, inputs, me=me, caps=caps, lineage=lineage, timer=timer, breaker=breaker)
+                    if done.result is not None:
+                        attempted += 1
+                        ran += 1
+                        engine_error = done.result.error or engine_error
+                        if progress:
+                            r = done.result
+                            progress.update(worker.attempt_event(trial, r.outcome, r.failure_class, r.record.cost_usd, r.spend_complete, r.equivalent_spend_usd))
+                    if done.exhausted and progress:
+                        progress.update(TrialsNotAttempted(trial.provider, 1, "fault_attempts_exhausted"))
+                    stop_reason = done.campaign_stop or done.lost
+                    if done.provider_stop:
+                        if trial.provider not in provider_stops:
+                            provider_stops[trial.provider] = done.provider_stop
+                        if done.result is None and repository.mark_not_attempted(engine, trial.id, done.provider_stop) and progress:
+                            progress.update(TrialsNotAttempted(trial.provider, 1, done.provider_stop))
+                    if done.halted and progress:
+                        progress.message(f"halted {done.halted.line()}")
+                if not ran:
+                    break  # nothing was admitted in this pass: what is left waits for a resume
+        close_run(engine, campaign_id, stop_reason, ran_now=running)
     except Interrupted:
         with critical():
             # Trials not reached stay scheduled (an interrupted attempt's trial too): --resume runs them.
-            repository.set_campaign_state(engine, campaign_id, expected=("running",), state="interrupted", stop_reason="interrupted")
+            if running:
+                repository.set_campaign_state(engine, campaign_id, expected=("running",), state="interrupted", stop_reason="interrupted")
             write_reports(engine, campaign_id, inputs)
         raise
     finally:
         if progress:
             progress.close()
-    return _result(engine, campaign_id, inputs, schedule, attempted, stop_reason, caps)
+    result = _result(engine, campaign_id, inputs, schedule, attempted, stop_reason, caps, halts=tuple(breaker.halted.values()))
+    return dataclasses.replace(result, engine_error=engine_error)
 
 
-def _result(engine, campaign_id: int, inputs: CampaignInputs, schedule, attempted: int, stop_reason: str | None, caps: leases.Caps | None) -> CampaignResult:
+def close_run(engine, campaign_id: int, stop_reason: str | None, *, ran_now: bool) -> None:
+    """End a run of the campaign. A campaign-wide stop closes what is left (not_attempted
+    with its reason). Otherwise the trials decide: completed when every one has a result;
+    else stopped, for provider_unavailable while halted providers' trials wait for a
+    resume, or for the reason recorded on the trials left. A run that admitted nothing
+    leaves a stopped campaign as it was, reason and all."""
+    if stop_reason is not None:
+        repository.close_campaign(engine, campaign_id, stop_reason, state="stopped")
+        return
+    trials = repository.trials_in_order(engine, campaign_id)
+    if all(t.status == "finished" for t in trials):
+        repository.close_campaign(engine, campaign_id, None, state="completed")
+        return
+    if not ran_now and repository.get_campaign(engine, campaign_id).state == "stopped":
+        return
+    waiting = any(t.status == "scheduled" for t in trials)
+    reason = "provider_unavailable" if waiting else next(t.not_attempted_reason for t in trials if t.status == "not_attempted")
+    repository.close_campaign(engine, campaign_id, reason, state="stopped", mark_remaining=False)
+
+
+def _result(
+    engine, campaign_id: int, inputs: CampaignInputs, schedule, attempted: int, stop_reason: str | None, caps: leases.Caps | None, *, halts: tuple[Halt, ...] = ()
+) -> CampaignResult:
     reports = write_reports(engine, campaign_id, inputs)
-    left = sum(t.status == "scheduled" for t in repository.trials_in_order(engine, campaign_id))
+    trials = repository.trials_in_order(engine, campaign_id)
+    left = sum(t.status == "scheduled" for t in trials)
+    not_attempted: dict[str, int] = {}
+    for t in trials:
+        if t.status == "not_attempted":
+            reason = t.not_attempted_reason or "unknown"
+            not_attempted[reason] = not_attempted.get(reason, 0) + 1
+    row = repository.get_campaign(engine, campaign_id)
     spends = {p.name: repository.provider_spend(engine, campaign_id, p.name) for p in inputs.providers} if caps else {}
-    return CampaignResult(campaign_id, describe(engine.url), reports, len(schedule), attempted, left, stop_reason, live=True, spends=spends, caps=caps)
+    if not halts:
+        halts = tuple(Halt(lease.provider, lease.halted_note or "halted") for lease in leases.halted(engine, campaign_id, leases.UNAVAILABLE))
+    return CampaignResult(
+        campaign_id, describe(engine.url), reports, len(schedule), attempted, left, stop_reason or row.stop_reason, live=True, spends=spends, caps=caps,
+        halts=halts, not_attempted=not_attempted,
+    )
 
 
 def _progress(engine, campaign_id: int, inputs: CampaignInputs, trials, stream, caps: leases.Caps | None = None) -> Progress | None:
@@ -436,20 +556,23 @@ def _progress(engine, campaign_id: int, inputs: CampaignInputs, trials, stream, 
     totals = {p.name: 0 for p in inputs.providers}
     for t in trials:
         totals[t.provider] += 1
-    each = float(caps.provider_max_usd) if caps and caps.provider_max_usd is not None else None
     total_cap = float(caps.campaign_max_usd) if caps and caps.campaign_max_usd is not None else None
-    progress = Progress([ProviderPlan(name, total, each) for name, total in totals.items()], inputs.variants, stream=stream, cap_usd=total_cap)
+    each = float(caps.provider_max_usd) if caps and caps.provider_max_usd is not None else (UNDER_OTHER_CAP if total_cap is not None else None)
+    # With caps but none over the whole campaign, the header's sum has no cap of its own.
+    header_cap = UNDER_OTHER_CAP if caps is not None and total_cap is None else total_cap
+    progress = Progress([ProviderPlan(name, total, each) for name, total in totals.items()], inputs.variants, stream=stream, cap_usd=header_cap)
     by_pk = {t.id: t for t in trials}
-    # Results only: an interrupted attempt has no verdict and its trial runs again.
+
+    def seconds(a) -> float | None:
+        return (a.ended_at - a.started_at).total_seconds() if a.ended_at else None
+
+    # Results and faulted attempts; an interrupted attempt was counted by the run it ended.
     done = [
-        AttemptFinished(by_pk[a.trial_pk].provider, by_pk[a.trial_pk].variant, a.outcome == "passed", a.cost_usd, (a.ended_at - a.started_at).total_seconds() if a.ended_at else None)
+        worker.attempt_event(by_pk[a.trial_pk], a.outcome, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd, seconds(a))
         for a in repository.attempts_for(engine, campaign_id)
-        if a.status == "finished"
+        if a.status in ("finished", "faulted")
     ]
-    done += [
-        AttemptFinished(t.provider, t.variant, a.outcome == "passed", a.cost_usd, (a.ended_at - a.started_at).total_seconds() if a.ended_at else None)
-        for t, a in repository.carried_results(engine, campaign_id)
-    ]
+    done += [worker.attempt_event(t, a.outcome, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd, seconds(a)) for t, a in repository.carried_results(engine, campaign_id)]
     skipped = [TrialsNotAttempted(t.provider, 1, t.not_attempted_reason) for t in trials if t.status == "not_attempted"]
     progress.preload([*done, *skipped])
     progress.start()

@@ -22,6 +22,7 @@ from campaign.agents.profiles import build_artifact_paths
 from campaign.approval import Approval, authorize
 from campaign.errors import Interrupted, UsageProblem
 from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
+from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.lanes.options import CodingOptions
 from campaign.lanes.paired_plan import compute_experiment, schedule_for, validate
 from campaign.plan import experiment_digest, read_json_object
@@ -43,6 +44,11 @@ class LiveResult:
     attempted: int
     passed: int
     stop_reason: str | None
+    # Trials without a result (not attempted, or only attempts without a verdict).
+    left: int = 0
+    halts: tuple[Halt, ...] = ()
+    # What stopped an engine_error attempt, for the operator (never stored).
+    engine_error: str | None = None
 
 
 def gate(*, stop_reason: str | None, now: float, deadline: float, attempted: int, approval: Approval, measured: Decimal) -> str | None:
@@ -115,46 +121,64 @@ def run(
     repository.set_campaign_state(engine, campaign_id, expected=("running",), state="running")
     repository.record_spend_limits(engine, campaign_id, approval.limits)
     configs = {v.variant: v.text for v in inputs.variants}
+    provider = inputs.model.provider
+    breaker = Breaker()
     stop_reason: str | None = None
+    engine_error: str | None = None
     attempted = passed = 0
     try:
         with interruptible():
-            for trial in repository.trials_in_order(engine, campaign_id):
-                stop_reason = gate(
-                    stop_reason=stop_reason,
-                    now=timer(),
-                    deadline=deadline,
-                    attempted=repository.attempt_count(engine, campaign_id),
-                    approval=approval,
-                    measured=repository.measured_spend(engine, campaign_id),
-                )
-                if stop_reason is not None:
-                    break
-                if not repository.admit_trial(engine, trial.id):
-                    continue
-                attempt = AttemptPlan(
-                    task=benchmark.get_task(trial.task),
-                    profile=inputs.profile,
-                    model=experiment.model,
-                    seed=experiment.seed,
-                    timeout_s=float(inputs.timeout),
-                    variant=trial.variant,
-                    config_text=configs[trial.variant],
-                    credential_names=approval.credential_env,
-                    launcher=str(inputs.launcher) if inputs.launcher else None,
-                    failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
-                    wire=inputs.wire,
-                    expected_catalogs=experiment.wire_catalogs,
-                )
-                result = run_attempt(engine, trial, attempt, timer=timer, runtime_deadline=deadline)
-                attempted += 1
-                passed += result.outcome == "passed"
-                stop_reason = after_attempt(result, approval)
-                progress(
-                    f"[{trial.position + 1}/{len(schedule)}] {trial.trial_id}: {result.outcome}"
-                    f"{'' if result.failure_class is None else ' (' + result.failure_class + ')'}"
-                    f", spend {repository.measured_spend(engine, campaign_id):.4f}/{approval.limits.max_spend_usd} USD"
-                )
+            # Passes over the schedule: a trial the provider ended runs again in a later pass
+            # (no verdict was given), until its bound of fault attempts or a stop.
+            ran = True
+            while ran and stop_reason is None:
+                ran = False
+                for trial in [t for t in repository.trials_in_order(engine, campaign_id) if t.status == "scheduled"]:
+                    stop_reason = gate(
+                        stop_reason=stop_reason,
+                        now=timer(),
+                        deadline=deadline,
+                        attempted=repository.attempt_count(engine, campaign_id),
+                        approval=approval,
+                        measured=repository.measured_spend(engine, campaign_id),
+                    )
+                    if stop_reason is None and breaker.check(provider, inputs.wire.upstream if inputs.wire else None):
+                        stop_reason = "provider_unavailable"
+                    if stop_reason is not None:
+                        break
+                    if repository.fault_attempts(engine, [campaign_id], trial.trial_id) >= MAX_FAULT_ATTEMPTS:
+                        repository.mark_not_attempted(engine, trial.id, "fault_attempts_exhausted")
+                        continue
+                    if not repository.admit_trial(engine, trial.id):
+                        continue
+                    attempt = AttemptPlan(
+                        task=benchmark.get_task(trial.task),
+                        profile=inputs.profile,
+                        model=experiment.model,
+                        seed=experiment.seed,
+                        timeout_s=float(inputs.timeout),
+                        variant=trial.variant,
+                        config_text=configs[trial.variant],
+                        credential_names=approval.credential_env,
+                        launcher=str(inputs.launcher) if inputs.launcher else None,
+                        failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
+                        wire=inputs.wire,
+                        expected_catalogs=experiment.wire_catalogs,
+                    )
+                    result = run_attempt(engine, trial, attempt, timer=timer, runtime_deadline=deadline)
+                    attempted += 1
+                    ran = True
+                    passed += result.outcome == "passed"
+                    engine_error = result.error or engine_error
+                    halted = breaker.record(provider, result.outcome, result.provider_faults)
+                    stop_reason = after_attempt(result, approval) or ("provider_unavailable" if halted else None)
+                    progress(
+                        f"[{trial.position + 1}/{len(schedule)}] {trial.trial_id}: {result.outcome}"
+                        f"{'' if result.failure_class in (None, result.outcome) else ' (' + result.failure_class + ')'}"
+                        f", spend {_spend_text(engine, campaign_id)}/{approval.limits.max_spend_usd} USD"
+                    )
+        if stop_reason is None:  # trials whose fault attempts ran out stop the run's completion too
+            stop_reason = next((t.not_attempted_reason for t in repository.trials_in_order(engine, campaign_id) if t.status == "not_attempted"), None)
         repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
     except Interrupted:
         with critical():
@@ -164,6 +188,19 @@ def run(
         raise
     if write_output is not None:
         write_output(engine, campaign_id, inputs.output)
-    return LiveResult(campaign_id, inputs.output, describe(engine.url), len(schedule), attempted, passed, stop_reason)
+    left = sum(t.status != "finished" for t in repository.trials_in_order(engine, campaign_id))
+    return LiveResult(
+        campaign_id, inputs.output, describe(engine.url), len(schedule), attempted, passed, stop_reason,
+        left=left, halts=tuple(breaker.halted.values()), engine_error=engine_error,
+    )
+
+
+def _spend_text(engine, campaign_id: int) -> str:
+    """Measured spend so far: exact, ``+?`` when some attempts' cost is unknown, ``?`` when all are."""
+    known, unknown = repository.measured_spend_parts(engine, campaign_id)
+    if unknown and known is None:
+        return "?"
+    return f"{known or 0:.4f}{'+?' if unknown else ''}"
+
 
 

@@ -33,7 +33,7 @@ from sqlalchemy import Engine
 from campaign.errors import CampaignError, Interrupted, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes import worker
-from campaign.progress import AttemptFinished, TrialsNotAttempted
+from campaign.progress import TrialsNotAttempted
 from campaign.providers import load_catalog
 from campaign.store import leases, repository
 from campaign.supervise import critical, interruptible
@@ -102,7 +102,7 @@ def worker_inputs(engine: Engine, campaign_id: int, given: opt.CodingOptions, en
         raise UsageProblem(f"no campaign {campaign_id} (of kind campaign) in this store", option="--campaign-id")
     stored = json.loads(row.experiment_json)
     options = experiment_options(stored, given, load_catalog(given.providers_catalog))
-    inputs = multi_provider.validate(options, engine.url.render_as_string(hide_password=False), options.providers_catalog, environ)
+    inputs = multi_provider.validate(options, engine.url.render_as_string(hide_password=False), options.providers_catalog, environ, stored=stored)
     differing = multi_provider.mismatched_fields(stored, multi_provider.experiment(inputs))
     if differing:
         raise UsageProblem(
@@ -178,15 +178,17 @@ def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.Cod
         raise
     if progress:
         progress.close()
-    halted = leases.halted(engine, campaign_id)
+    halted = leases.halted(engine, campaign_id, "worker_lost")
     row = repository.get_campaign(engine, campaign_id)
     stop_reason = row.stop_reason if row.state == "stopped" else ("worker_lost" if halted else None)
-    if stop_reason is None:
-        stop_reason = next((t.not_attempted_reason for t in repository.trials_in_order(engine, campaign_id) if t.status == "not_attempted"), None)
     failed = [p.returncode for p in procs if p.returncode not in (0, None)]
-    if stop_reason is None and any(t.status == "scheduled" for t in repository.trials_in_order(engine, campaign_id)) and failed:
+    unavailable = leases.halted(engine, campaign_id, leases.UNAVAILABLE)
+    if stop_reason is None and not unavailable and any(t.status == "scheduled" for t in repository.trials_in_order(engine, campaign_id)) and failed:
         stop_reason = "engine_error"
-    repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
+    if stop_reason is not None:
+        repository.close_campaign(engine, campaign_id, stop_reason, state="stopped")
+    else:
+        multi_provider.close_run(engine, campaign_id, None, ran_now=True)
     attempted = len({a.id for a in repository.attempts_for(engine, campaign_id) if a.status != "running"} - before)
     result = multi_provider._result(engine, campaign_id, inputs, schedule, attempted, stop_reason, caps)
     if halted:
@@ -215,9 +217,9 @@ def _follow(engine: Engine, campaign_id: int, trials, progress, seen: set[int], 
         if a.id in seen or a.status == "running":
             continue
         seen.add(a.id)
-        if a.status == "finished":
+        if a.status in ("finished", "faulted"):
             t = by_pk[a.trial_pk]
-            progress.update(AttemptFinished(t.provider, t.variant, a.outcome == "passed", a.cost_usd, None, t.trial_id))
+            progress.update(worker.attempt_event(t, a.outcome, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd))
     for t in repository.trials_in_order(engine, campaign_id):
         if t.status == "not_attempted" and t.id not in skipped:
             skipped.add(t.id)

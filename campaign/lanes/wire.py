@@ -27,8 +27,9 @@ from campaign.agents.profiles import AgentProfile, HealthCheck, RuntimeSpec, use
 from campaign.errors import CampaignError, UsageProblem
 from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
-from campaign.profiler import tokenizer
+from campaign.profiler import faults, tokenizer
 from campaign.profiler.capture import CAPTURE_NAME, Capture, read_capture
+from campaign.profiler.wire import DEFAULT_SILENCE_S
 from campaign.providers import REPLAY, Provider
 from campaign.supervise import pinned
 
@@ -48,6 +49,8 @@ class WireRoute:
     upstream: str  # a base URL, or REPLAY
     profile_python: str
     tokenizer_cache: Path
+    # The provider's silence bound: an upstream quiet this long is given up on.
+    silence_s: float = DEFAULT_SILENCE_S
 
 
 def resolve_route(
@@ -75,7 +78,7 @@ def resolve_route(
         )
     cache = tokenizer.resolve_cache_dir(tokenizer_cache, environ)
     tokenizer.load_encoding(cache)
-    return WireRoute(upstream=provider.upstream, profile_python=profile_python, tokenizer_cache=cache)
+    return WireRoute(upstream=provider.upstream, profile_python=profile_python, tokenizer_cache=cache, silence_s=provider.silence_s)
 
 
 @dataclass
@@ -120,7 +123,8 @@ def start(sup, held: PinnedRoot, route: WireRoute, task_name: str, *, runner_pyt
     try:
         package_parent = str(Path(campaign.__file__).resolve().parent.parent)
         argv = [route.profile_python, "-I", "-c", _BOOTSTRAP, package_parent,
-                "--upstream", upstream, "--capture", str(root.path / PROFILER_DIR / CAPTURE_NAME), "--tokenizer-cache", str(route.tokenizer_cache)]
+                "--upstream", upstream, "--capture", str(root.path / PROFILER_DIR / CAPTURE_NAME), "--tokenizer-cache", str(route.tokenizer_cache),
+                "--silence-s", repr(route.silence_s)]
         with held.stdio("profiler") as io:
             proxy = sup.start("profiler", argv, cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)
         try:
@@ -131,6 +135,25 @@ def start(sup, held: PinnedRoot, route: WireRoute, task_name: str, *, runner_pyt
         os.close(dir_fd)
         raise
     return WireSession(proxy=proxy, proxy_url=f"http://{isolation.LOOPBACK}:{port}", dir_fd=dir_fd)
+
+
+class FaultWatch:
+    """Asked by the supervisor while the client runs: has the client been retrying into a
+    failing provider (``faults.gave_out``)? Then waiting out its deadline proves nothing,
+    and the attempt is stopped as the provider's fault. The capture is read through the
+    pinned directory, at most every ``every`` seconds; once true, the answer stays true."""
+
+    def __init__(self, session: WireSession, timer: Callable[[], float], every: float = 1.0) -> None:
+        self.session, self.timer, self.every = session, timer, every
+        self.fault: str | None = None
+        self._last = float("-inf")
+
+    def __call__(self) -> bool:
+        if self.fault is None and self.timer() - self._last >= self.every:
+            self._last = self.timer()
+            capture = read_capture(Path(CAPTURE_NAME), dir_fd=self.session.dir_fd)
+            self.fault = faults.gave_out(capture.model_requests)
+        return self.fault is not None
 
 
 def collect(session: WireSession, grace: float = STOP_GRACE_S) -> Capture:

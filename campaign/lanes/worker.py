@@ -21,7 +21,10 @@ from sqlalchemy import Engine
 from campaign import benchmark
 from campaign.errors import Interrupted
 from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
+from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
+from campaign.progress import AttemptFinished
 from campaign.store import leases, repository
+from campaign.vocabulary import VERDICTS
 from campaign.store.models import Trial
 from campaign.supervise import critical, interruptible
 
@@ -58,12 +61,33 @@ class Step:
     provider_stop: str | None = None  # this provider admits nothing more (its own cap)
     campaign_stop: str | None = None  # nothing more anywhere (unproven cleanup, ...)
     lost: str | None = None  # this worker may not go on: "lease_lost" or "stopped"
+    # The breaker halted this provider: nothing more of it in this run, its trials stay scheduled.
+    halted: Halt | None = None
+    # The trial reached its bound of provider-fault attempts and is now not_attempted.
+    exhausted: bool = False
 
 
-def step(engine: Engine, trial: Trial, inputs, *, me: leases.WorkerIdentity, caps: leases.Caps | None, lineage: Sequence[int], timer: Callable[[], float]) -> Step:
-    """Admit and run one scheduled trial under the caps and the lease."""
+def step(
+    engine: Engine,
+    trial: Trial,
+    inputs,
+    *,
+    me: leases.WorkerIdentity,
+    caps: leases.Caps | None,
+    lineage: Sequence[int],
+    timer: Callable[[], float],
+    breaker: Breaker,
+) -> Step:
+    """Admit and run one scheduled trial under the caps, the lease and the breaker."""
     if caps is not None and repository.provider_spend(engine, trial.campaign_id, trial.provider).unknown:
         return Step(provider_stop="spend_incomplete")  # an earlier attempt's spend cannot be bounded
+    if repository.fault_attempts(engine, lineage, trial.trial_id) >= MAX_FAULT_ATTEMPTS:
+        return Step(exhausted=repository.mark_not_attempted(engine, trial.id, "fault_attempts_exhausted"))
+    provider = next((p for p in inputs.providers if p.name == trial.provider), None)
+    halt = breaker.check(trial.provider, provider.upstream if provider else None)
+    if halt is not None:
+        leases.halt_unavailable(engine, trial.campaign_id, trial.provider, halt.why)
+        return Step(halted=halt)
     why = leases.admit(engine, trial, me=me, caps=caps, lineage=lineage)
     if why == "taken":
         return Step()
@@ -72,6 +96,9 @@ def step(engine: Engine, trial: Trial, inputs, *, me: leases.WorkerIdentity, cap
     if why is not None:
         return Step(lost=why)
     result = run_attempt(engine, trial, plan_for(inputs, trial), timer=timer)
+    halt = breaker.record(trial.provider, result.outcome, result.provider_faults)
+    if halt is not None:
+        leases.halt_unavailable(engine, trial.campaign_id, trial.provider, halt.why)
     provider_stop = None
     if caps is not None and result.stop_reason is None:
         spent = repository.counted_spend(result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd)
@@ -79,7 +106,19 @@ def step(engine: Engine, trial: Trial, inputs, *, me: leases.WorkerIdentity, cap
             provider_stop = "spend_incomplete"
         elif spent > caps.ceiling_usd:
             provider_stop = "attempt_exceeded_ceiling"
-    return Step(result=result, provider_stop=provider_stop, campaign_stop=result.stop_reason)
+    return Step(result=result, provider_stop=provider_stop, campaign_stop=result.stop_reason, halted=halt)
+
+
+def attempt_event(trial, outcome: str, failure_class: str | None, cost_usd: float | None, spend_complete: bool | None, equivalent_usd: float | None, seconds: float | None = None) -> AttemptFinished:
+    """A finished attempt for the progress display: its verdict, or the outcome that left
+    it without one, and its spend as the caps count it (unknown stays unknown)."""
+    spent = repository.counted_spend(cost_usd, spend_complete, equivalent_usd)
+    verdict = outcome in VERDICTS
+    word = None if verdict else (outcome if failure_class in (None, outcome) else f"{outcome} ({failure_class})")
+    return AttemptFinished(
+        trial.provider, trial.variant, outcome == "passed" if verdict else None, None if spent is None else float(spent), seconds, trial.trial_id,
+        outcome=word, spend_partial=spent is not None and spend_complete is not True,
+    )
 
 
 class Heartbeat:
@@ -130,6 +169,8 @@ def request_stop(engine: Engine, campaign_id: int, reason: str) -> None:
 class WorkerTally:
     attempted: int = 0
     providers: tuple[str, ...] = ()
+    # Providers this worker's breaker halted, with what it saw.
+    halts: tuple[Halt, ...] = ()
 
 
 def run_worker(
@@ -144,9 +185,14 @@ def run_worker(
     on_attempt: Callable[[Trial, AttemptOutcome], None] = lambda trial, result: None,
     timer: Callable[[], float] = time.monotonic,
 ) -> WorkerTally:
-    """Claim providers one after another and run their trials until none is left to claim."""
+    """Claim providers one after another and run their trials until none is left to claim.
+
+    A provider's trials run in passes over the schedule: a trial the provider ended goes
+    back to the queue for a later pass, until it has a verdict, its bound of fault
+    attempts, or the breaker halts the provider (for every worker: its lease is halted)."""
     tally = WorkerTally()
     lineage = repository.lineage(engine, campaign_id)
+    breaker = Breaker()
     with interruptible(), Heartbeat(engine, campaign_id, me) as beat:
         while True:
             for lost in leases.stale(engine, campaign_id, stale_seconds):
@@ -156,23 +202,31 @@ def run_worker(
                 return tally
             tally.providers += (provider,)
             try:
-                for trial in repository.trials_in_order(engine, campaign_id):
-                    if trial.provider != provider or trial.status != "scheduled":
-                        continue
-                    if beat.lost:
-                        return tally
-                    done = step(engine, trial, inputs, me=me, caps=caps, lineage=lineage, timer=timer)
-                    if done.result is not None:
-                        tally.attempted += 1
-                        on_attempt(trial, done.result)
-                    if done.lost:
-                        return tally
-                    if done.campaign_stop:
-                        request_stop(engine, campaign_id, done.campaign_stop)
-                        return tally
-                    if done.provider_stop:
-                        mark_provider_not_attempted(engine, campaign_id, provider, done.provider_stop)
-                        break
+                ran = True
+                while ran and provider not in breaker.halted:
+                    ran = False
+                    for trial in repository.trials_in_order(engine, campaign_id):
+                        if trial.provider != provider or trial.status != "scheduled":
+                            continue
+                        if beat.lost:
+                            return tally
+                        done = step(engine, trial, inputs, me=me, caps=caps, lineage=lineage, timer=timer, breaker=breaker)
+                        if done.result is not None:
+                            tally.attempted += 1
+                            ran = True
+                            on_attempt(trial, done.result)
+                        if done.lost:
+                            return tally
+                        if done.campaign_stop:
+                            request_stop(engine, campaign_id, done.campaign_stop)
+                            return tally
+                        if done.halted:
+                            tally.halts += (done.halted,)
+                            break
+                        if done.provider_stop:
+                            mark_provider_not_attempted(engine, campaign_id, provider, done.provider_stop)
+                            ran = False
+                            break
             except Interrupted:
                 with critical():
                     leases.release(engine, campaign_id, me, provider)

@@ -26,7 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aiohttp import ClientConnectionResetError, ClientError, ClientSession, ClientTimeout, TCPConnector, web
+import aiohttp
+from aiohttp import ClientConnectionResetError, ClientConnectorError, ClientError, ClientSession, ClientTimeout, TCPConnector, web
 
 from campaign.profiler import wire
 from campaign.profiler.capture import CaptureWriter
@@ -37,6 +38,8 @@ ANNOUNCE = "profiler listening on {host}:{port}"
 _DROP_REQUEST = {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "te", "trailer", "upgrade", "proxy-authorization", "proxy-connection", "accept-encoding"}
 _DROP_RESPONSE = {"content-length", "transfer-encoding", "connection", "keep-alive", "te", "trailer", "upgrade", "content-encoding"}
 SHUTDOWN_GRACE_S = 3.0
+DEFAULT_SILENCE_S = wire.DEFAULT_SILENCE_S
+CONNECT_S = 30.0
 
 
 class Recorder:
@@ -60,9 +63,12 @@ class Recorder:
         return self._tokens[summary.catalog_digest]
 
 
-def model_record(seq: int, summary: wire.RequestSummary, schema_tokens: int | None, status: int | None, obs: wire.UsageObservation | None) -> dict[str, Any]:
+def model_record(
+    seq: int, summary: wire.RequestSummary, schema_tokens: int | None, status: int | None, obs: wire.UsageObservation | None, upstream_error: str | None = None
+) -> dict[str, Any]:
     usage = None
-    if obs is not None and obs.terminal:
+    if obs is not None and obs.has_usage:
+        # Kept whether terminal or not: a cut stream's message_start input was billed too.
         usage = {"uncached_input": obs.uncached_input, "cached_input": obs.cached_input, "cache_write": obs.cache_write, "output": obs.output}
     return {
         "kind": "model",
@@ -76,6 +82,8 @@ def model_record(seq: int, summary: wire.RequestSummary, schema_tokens: int | No
         "tool_digests": None if summary.tool_digests is None else list(summary.tool_digests),
         "schema_tokens": schema_tokens,
         "status": status,
+        "upstream_error": upstream_error,
+        "error_event": obs.error_event if obs else None,
         "response_id": obs.response_id if obs else None,
         "usage": usage,
         "usage_complete": bool(obs and obs.complete),
@@ -86,19 +94,40 @@ def model_record(seq: int, summary: wire.RequestSummary, schema_tokens: int | No
     }
 
 
+# How a request to the upstream failed, as the capture's ``upstream_error``:
+#   unreachable  no connection was made (refused, no route, no name, connect timeout)
+#   reset        the connection dropped before the response began
+#   silent       no byte within the silence bound (before or during the response)
+#   cut          the response began, then ended (or dropped) without the format's end
+#   aborted      the proxy itself stopped waiting (shutdown): not the upstream's doing
+UPSTREAM_ERRORS = ("unreachable", "reset", "silent", "cut", "aborted")
+# aiohttp >= 3.10 tells a connect timeout apart; the proxy may run under an older one.
+_CONNECT_TIMEOUT: tuple[type[BaseException], ...] = tuple(t for t in (getattr(aiohttp, "ConnectionTimeoutError", None),) if t is not None)
+
+
+def upstream_error(exc: BaseException, *, began: bool) -> str:
+    """The capture's word for an exception from the upstream request."""
+    if isinstance(exc, ClientConnectorError) or isinstance(exc, _CONNECT_TIMEOUT):
+        return "unreachable"
+    if isinstance(exc, asyncio.TimeoutError):
+        return "silent"
+    return "cut" if began else "reset"
+
+
 def _forward_headers(headers, drop: set[str]) -> list[tuple[str, str]]:
     return [(k, v) for k, v in headers.items() if k.lower() not in drop]
 
 
-def build_app(upstream: str, recorder: Recorder) -> web.Application:
+def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_SILENCE_S) -> web.Application:
     base = upstream.rstrip("/")
     app = web.Application(client_max_size=wire.MAX_PARSED_BODY)
 
     async def on_startup(app: web.Application) -> None:
-        # No ambient proxy, no cookies: the proxy talks to exactly one upstream.
+        # No ambient proxy, no cookies: the proxy talks to exactly one upstream. An upstream
+        # that sends nothing for silence_s (before or inside a response) is given up on.
         app["session"] = ClientSession(
             connector=TCPConnector(limit=0),
-            timeout=ClientTimeout(total=None, sock_connect=30, sock_read=900),
+            timeout=ClientTimeout(total=None, sock_connect=min(CONNECT_S, silence_s), sock_read=silence_s),
             auto_decompress=False,
             trust_env=False,
             cookie_jar=None,
@@ -113,6 +142,7 @@ def build_app(upstream: str, recorder: Recorder) -> web.Application:
         summary = wire.summarize_request(request.path_qs, body, request.headers.get("Content-Encoding"))
         headers = _forward_headers(request.headers, _DROP_REQUEST) + [("Accept-Encoding", "identity")]
         status: int | None = None
+        failed: str | None = None
         observation: wire.UsageObservation | None = None
         stream_observer: wire.StreamObserver | None = None
         buffered: list[bytes] = []
@@ -144,15 +174,23 @@ def build_app(upstream: str, recorder: Recorder) -> web.Application:
                 if summary is not None:
                     observation = stream_observer.finish() if stream_observer else wire.observe_json(summary.format, b"".join(buffered))
                     stream_observer = None
+                    if 200 <= status < 300 and not observation.clean_end and observation.error_event is None:
+                        failed = "cut"  # ended by the upstream without the format's end
                 if not client_gone:
                     try:
                         await response.write_eof()
                     except (ConnectionError, ClientConnectionResetError):
                         pass
                 return response
-        except (ClientError, asyncio.TimeoutError, OSError):
+        except (ClientError, asyncio.TimeoutError, OSError) as exc:
+            failed = upstream_error(exc, began=status is not None)
             if status is None:
-                return web.json_response({"error": {"type": "upstream_unreachable"}}, status=502)
+                # Nothing reached the client yet: answer like a gateway, so it sees an error, not a hang.
+                code = 504 if failed == "silent" else 502
+                return web.json_response({"error": {"type": f"upstream_{failed}"}}, status=code)
+            raise
+        except asyncio.CancelledError:
+            failed = failed or "aborted"
             raise
         finally:
             # Also on cancellation (shutdown, client gone): what was seen is recorded, unfinished.
@@ -160,9 +198,9 @@ def build_app(upstream: str, recorder: Recorder) -> web.Application:
                 if stream_observer is not None:
                     partial = stream_observer.finish()
                     observation = dataclasses.replace(partial, clean_end=False)
-                recorder.writer.write(model_record(seq, summary, recorder.schema_tokens(summary), status, observation))
+                recorder.writer.write(model_record(seq, summary, recorder.schema_tokens(summary), status, observation, failed))
             else:
-                recorder.writer.write({"kind": "other", "seq": seq, "method": request.method, "status": status})
+                recorder.writer.write({"kind": "other", "seq": seq, "method": request.method, "status": status, "upstream_error": failed})
 
     app.on_startup.append(on_startup)
     app.on_cleanup.append(on_cleanup)
@@ -170,7 +208,9 @@ def build_app(upstream: str, recorder: Recorder) -> web.Application:
     return app
 
 
-async def serve(upstream: str, recorder: Recorder, sock: socket.socket, *, announce=print, stop: asyncio.Event | None = None) -> None:
+async def serve(
+    upstream: str, recorder: Recorder, sock: socket.socket, *, announce=print, stop: asyncio.Event | None = None, silence_s: float = DEFAULT_SILENCE_S
+) -> None:
     """Serve on an already bound socket until ``stop`` is set (or SIGTERM/SIGINT), then flush."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -179,7 +219,7 @@ async def serve(upstream: str, recorder: Recorder, sock: socket.socket, *, annou
             loop.add_signal_handler(sig, stop.set)
         except (RuntimeError, ValueError):  # not the main thread (in-process tests)
             pass
-    runner = web.AppRunner(build_app(upstream, recorder), shutdown_timeout=SHUTDOWN_GRACE_S, access_log=None, handle_signals=False)
+    runner = web.AppRunner(build_app(upstream, recorder, silence_s=silence_s), shutdown_timeout=SHUTDOWN_GRACE_S, access_log=None, handle_signals=False)
     await runner.setup()
     try:
         await web.SockSite(runner, sock).start()
@@ -207,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokenizer-cache", type=Path, help="verified o200k_base cache directory")
     parser.add_argument("--no-tokenizer", action="store_true", help="record no schema-token estimates")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--silence-s", type=float, default=DEFAULT_SILENCE_S, help="give up on an upstream silent this long")
     args = parser.parse_args(argv)
     count_tokens = None
     if not args.no_tokenizer:
@@ -220,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         count_tokens = lambda tools: tokenizer.tool_schema_tokens(encoding, tools)  # noqa: E731
     sock = bind_loopback(args.port)
     recorder = Recorder(CaptureWriter(args.capture), count_tokens)
-    asyncio.run(serve(args.upstream, recorder, sock, announce=lambda line: print(line, flush=True)))
+    asyncio.run(serve(args.upstream, recorder, sock, announce=lambda line: print(line, flush=True), silence_s=args.silence_s))
     return 0
 
 

@@ -6,6 +6,13 @@ figures are cross-checked, never averaged: a disagreement is recorded in
 ``schema_diagnostics.wire_adapter_disagreements`` and the wire value is kept.
 A counter the wire cannot show (cache writes on OpenAI formats) keeps the
 adapter's value, and is None when neither saw it.
+
+Provider faults (``faults``): a request answered with an HTTP error and no
+usage was not billed, so it is neither a turn nor an unmatched request; a cut
+stream's usage as far as the wire saw it (``message_start``'s input) counts,
+partial, and leaves spend incomplete; a request the wire saw no usage for
+leaves it incomplete too. The fault that ended the attempt, if the provider
+ended it, is ``ending_fault``.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from campaign.agents.record import AgentRecord, TurnUsage
+from campaign.profiler import faults
 from campaign.profiler.capture import Capture
 
 WIRE_COUNTERS = ("completed_turns", "uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
@@ -26,9 +34,13 @@ class WireSummary:
     model_requests: int
     counters: dict[str, int | None]
     turn_usage: tuple[TurnUsage, ...]
-    # Every model request succeeded with its own terminal usage, one to one.
+    # Every billed model request succeeded with its own terminal usage, one to one.
     usage_matched: bool
     diagnostics: dict[str, Any]
+    # The provider fault of the attempt's last model request: the provider ended it.
+    ending_fault: str | None = None
+    # Some billed request has usage the wire did not see whole: the client's cost is partial.
+    spend_unseen: bool = False
 
 
 def _ok(record: dict[str, Any]) -> bool:
@@ -43,8 +55,9 @@ def _sum(values: list[Any]) -> int | None:
 
 def summarize(capture: Capture) -> WireSummary:
     requests = capture.model_requests
-    completed = [r for r in requests if _ok(r) and r.get("usage_complete") is True]
-    usages = [r["usage"] for r in requests if isinstance(r.get("usage"), dict)]
+    billed = [r for r in requests if faults.billing(r) != "unbilled"]
+    completed = [r for r in billed if faults.billing(r) == "complete" and _ok(r)]
+    usages = [r["usage"] for r in billed if isinstance(r.get("usage"), dict)]
     counters: dict[str, int | None] = {"completed_turns": len(completed) if capture.flush_complete or completed else None}
     for column, key in _USAGE_KEYS.items():
         counters[column] = _sum([u.get(key) for u in usages])
@@ -56,13 +69,13 @@ def summarize(capture: Capture) -> WireSummary:
             output_tokens=(r.get("usage") or {}).get("output"),
             cache_read_tokens=(r.get("usage") or {}).get("cached_input"),
         )
-        for r in requests
+        for r in billed
     )
-    response_ids = [r.get("response_id") for r in requests]
+    response_ids = [r.get("response_id") for r in billed]
     matched = (
         capture.flush_complete
-        and bool(requests)
-        and len(completed) == len(requests)
+        and bool(billed)
+        and len(completed) == len(billed)
         and None not in response_ids
         and len(set(response_ids)) == len(response_ids)
     )
@@ -72,11 +85,13 @@ def summarize(capture: Capture) -> WireSummary:
         counters=counters,
         turn_usage=turn_usage,
         usage_matched=matched,
-        diagnostics=_diagnostics(capture, completed),
+        diagnostics=_diagnostics(capture, completed, billed),
+        ending_fault=faults.ending_fault(requests),
+        spend_unseen=len(completed) != len(billed),
     )
 
 
-def _diagnostics(capture: Capture, completed: list[dict[str, Any]]) -> dict[str, Any]:
+def _diagnostics(capture: Capture, completed: list[dict[str, Any]], billed: list[dict[str, Any]]) -> dict[str, Any]:
     requests = capture.model_requests
     with_catalog = [r for r in requests if isinstance(r.get("tool_count"), int)]
     # A run that never offered a tool (a text-protocol client) has the empty catalog as
@@ -96,7 +111,11 @@ def _diagnostics(capture: Capture, completed: list[dict[str, Any]]) -> dict[str,
         "request_count": len(requests),
         "tool_bearing_requests": len(tool_bearing),
         "terminal_usage_observations": len(with_usage),
-        "unmatched_requests": len(requests) - len(completed),
+        "unmatched_requests": len(billed) - len(completed),
+        # HTTP error responses without usage: not billed, so neither turns nor unmatched.
+        "unbilled_error_responses": len(requests) - len(billed),
+        "provider_faults": faults.fault_counts(requests),
+        "ending_fault": faults.ending_fault(requests),
         "streams_not_clean": sum(1 for r in requests if r.get("stream") is True and r.get("clean_end") is not True),
         "cache_observable": (all(r.get("cache_read_observable") is True for r in with_usage) if with_usage else None),
         "cache_write_observable": (all(r.get("cache_write_observable") is True for r in with_usage) if with_usage else None),
@@ -116,6 +135,10 @@ def merge(record: AgentRecord, summary: WireSummary) -> AgentRecord:
         wire_value = summary.counters.get(name)
         adapter_value = getattr(record, name)
         if wire_value is None:
+            if summary.spend_unseen and name in _USAGE_KEYS and name != "cache_write_tokens":
+                # Requests the provider may have billed crossed the wire with no usage in
+                # sight: the client's figure cannot cover them, so the counter is unknown.
+                updates[name] = None
             continue
         if adapter_value is not None and adapter_value != wire_value:
             disagreements[name] = {"wire": wire_value, "adapter": adapter_value}
@@ -123,6 +146,9 @@ def merge(record: AgentRecord, summary: WireSummary) -> AgentRecord:
     diagnostics = dict(record.schema_diagnostics or {})
     diagnostics.update(summary.diagnostics)
     diagnostics["wire_adapter_disagreements"] = disagreements
+    if summary.spend_unseen:
+        # The client's cost covers only what it saw; the wire shows more may have been billed.
+        updates["cost_reported"] = False
     return replace(
         record,
         **updates,

@@ -38,6 +38,10 @@ _SUFFIXES: tuple[tuple[str, WireFormat], ...] = (
 )
 # A response body larger than this is not parsed (it is still forwarded whole).
 MAX_PARSED_BODY = 64 * 1024 * 1024
+# An upstream that sends nothing for this long, before or inside a response, is silent:
+# the request is a provider fault, not a wait the agent's deadline should absorb. Long
+# enough for a slow non-streamed completion; a provider may set its own in the catalog.
+DEFAULT_SILENCE_S = 300.0
 
 
 def canonical_json(value: Any) -> str:
@@ -137,12 +141,37 @@ class UsageObservation:
     terminal: bool
     # The body or stream ended the way the format ends a complete response.
     clean_end: bool
+    # An error event inside a 200 stream (Anthropic's overloaded_error mid-stream, an
+    # OpenAI error chunk or response.failed), as one of ERROR_EVENTS; None without one.
+    error_event: str | None = None
+
+    @property
+    def has_usage(self) -> bool:
+        """Some usage figure was seen, terminal or not (a cut stream's message_start)."""
+        return any(v is not None for v in (self.uncached_input, self.cached_input, self.cache_write, self.output))
 
     @property
     def complete(self) -> bool:
         """Usage proven for this request: terminal, clean and every billed counter numeric."""
         counters = (self.uncached_input, self.output, self.cached_input)
         return self.terminal and self.clean_end and self.response_id is not None and None not in counters
+
+
+# What a provider's error event says, reduced to the words the fault classes need.
+ERROR_EVENTS = ("overloaded", "rate_limited", "server_error", "other")
+
+
+def _error_event(error: Any) -> str:
+    kind = error.get("type") if isinstance(error, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    text = f"{kind} {code}".lower()
+    if "overloaded" in text:
+        return "overloaded"
+    if "rate_limit" in text:
+        return "rate_limited"
+    if "server_error" in text or "api_error" in text:
+        return "server_error"
+    return "other"
 
 
 def _count(value: Any) -> int | None:
@@ -226,6 +255,7 @@ class StreamObserver:
     terminal: bool = False
     clean_end: bool = False
     errored: bool = False
+    error_event: str | None = None
     _buffer: bytes = b""
     _data: list[bytes] = field(default_factory=list)
     _start_usage: dict[str, Any] = field(default_factory=dict)
@@ -260,6 +290,7 @@ class StreamObserver:
             **(fields or _NO_USAGE),
             terminal=self.terminal and fields is not None,
             clean_end=self.clean_end and not self.errored,
+            error_event=self.error_event,
         )
 
     def _event(self, payload: bytes) -> None:
@@ -290,7 +321,7 @@ class StreamObserver:
         elif kind == "message_stop":
             self.clean_end = True
         elif kind == "error":
-            self.errored = True
+            self._error(event.get("error"))
 
     def _on_chat(self, event: dict[str, Any]) -> None:
         if isinstance(event.get("id"), str) and self.response_id is None:
@@ -299,7 +330,7 @@ class StreamObserver:
             self.usage = event["usage"]
             self.terminal = True
         if isinstance(event.get("error"), dict):
-            self.errored = True
+            self._error(event["error"])
 
     def _on_responses(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -311,4 +342,8 @@ class StreamObserver:
             self.terminal = True
             self.clean_end = True
         elif kind in ("response.failed", "response.incomplete", "error"):
-            self.errored = True
+            self._error(_dig(response, "error") if kind == "response.failed" else event.get("error", event))
+
+    def _error(self, error: Any) -> None:
+        self.errored = True
+        self.error_event = self.error_event or _error_event(error)

@@ -47,7 +47,7 @@ DISCLOSURE_PROFILES = ("legacy", "coding")
 CAMPAIGN_KINDS = ("paired", "campaign", "nonpaired")
 CAMPAIGN_STATES = ("planned", "running", "stopped", "completed", "interrupted")
 TRIAL_STATUSES = ("scheduled", "admitted", "finished", "not_attempted")
-ATTEMPT_STATUSES = ("running", "finished", "interrupted")
+ATTEMPT_STATUSES = ("running", "finished", "interrupted", "faulted")
 AGENTS = ("offline", "offline-wire", "claude-code", "codex", "gemini", "opencode", "generic", "mini-swe-agent", "custom")
 
 # Bounded vocabularies come from the engine itself, so the lanes and the

@@ -24,7 +24,7 @@ from sqlalchemy import Connection, Engine, and_, delete, func, insert, literal_c
 
 from campaign.store import money
 from campaign.store.models import Attempt, Campaign, ProviderLease, SpendReservation, Trial
-from campaign.store.repository import Clock, counted_usd, utcnow
+from campaign.store.repository import REQUEUED, Clock, counted_usd, utcnow
 
 leases = ProviderLease.__table__
 
@@ -58,6 +58,11 @@ class Lease:
     heartbeat_epoch: float | None
     halted_reason: str | None
     halted_attempt_id: int | None
+    halted_note: str | None = None
+
+
+# The breaker's halt: the provider's upstream failed, nothing of the attempts' is unproven.
+UNAVAILABLE = "provider_unavailable"
 
 
 def db_epoch(conn: Connection):
@@ -84,7 +89,7 @@ def all_leases(engine: Engine, campaign_id: int) -> list[Lease]:
 
 def _lease_row(r) -> Lease:
     holder = WorkerIdentity(r["worker_host"], r["worker_pid"], r["worker_start_ticks"], r["worker_boot_id"]) if r["worker_pid"] is not None else None
-    return Lease(r["provider"], holder, r["heartbeat_epoch"], r["halted_reason"], r["halted_attempt_id"])
+    return Lease(r["provider"], holder, r["heartbeat_epoch"], r["halted_reason"], r["halted_attempt_id"], r["halted_note"])
 
 
 def _has_work():
@@ -202,14 +207,36 @@ def halt_lost(engine: Engine, campaign_id: int, lease: Lease, reason: str = "wor
 
 
 def _requeue_admitted(conn: Connection, campaign_id: int, provider: str, clock: Clock) -> None:
-    live = select(Attempt.id).where(Attempt.trial_pk == Trial.id, Attempt.status != "interrupted").exists()
+    live = select(Attempt.id).where(Attempt.trial_pk == Trial.id, Attempt.status.not_in(REQUEUED)).exists()
     requeued = select(Trial.id).where(Trial.campaign_id == campaign_id, Trial.provider == provider, Trial.status == "admitted", ~live)
     conn.execute(delete(SpendReservation).where(SpendReservation.trial_pk.in_(requeued)))
     conn.execute(update(Trial).where(Trial.id.in_(requeued)).values(status="scheduled", updated_at=clock()))
 
 
-def halted(engine: Engine, campaign_id: int) -> list[Lease]:
-    return [lease for lease in all_leases(engine, campaign_id) if lease.halted_reason is not None]
+def halted(engine: Engine, campaign_id: int, reason: str | None = None) -> list[Lease]:
+    """Halted leases; with ``reason``, only those halted for it."""
+    return [lease for lease in all_leases(engine, campaign_id) if lease.halted_reason is not None and reason in (None, lease.halted_reason)]
+
+
+def halt_unavailable(engine: Engine, campaign_id: int, provider: str, note: str) -> bool:
+    """The breaker halts a provider for every worker: freed, and claimed by none until a
+    resume reopens it. False when it was already halted (for this or another reason)."""
+    stmt = (
+        update(ProviderLease)
+        .where(ProviderLease.campaign_id == campaign_id, ProviderLease.provider == provider, ProviderLease.halted_reason.is_(None))
+        .values(halted_reason=UNAVAILABLE, halted_note=note[:1000], worker_host=None, worker_pid=None, worker_start_ticks=None, worker_boot_id=None, heartbeat_epoch=None)
+    )
+    with engine.begin() as conn:
+        return conn.execute(stmt).rowcount == 1
+
+
+def reopen_unavailable(engine: Engine, campaign_id: int) -> list[str]:
+    """Clear the breaker's halts (a resume tries the providers again); the providers reopened."""
+    where = [ProviderLease.campaign_id == campaign_id, ProviderLease.halted_reason == UNAVAILABLE]
+    with engine.begin() as conn:
+        names = list(conn.execute(select(ProviderLease.provider).where(*where)).scalars())
+        conn.execute(update(ProviderLease).where(*where).values(halted_reason=None, halted_note=None))
+    return names
 
 
 # --- admission under caps ---------------------------------------------------------------

@@ -17,7 +17,10 @@ from campaign.store.base import Base, BigInt, intpk, str64, str128
 CAMPAIGN_KINDS = ("paired", "campaign", "nonpaired")
 CAMPAIGN_STATES = ("planned", "running", "stopped", "completed", "interrupted")
 TRIAL_STATUSES = ("scheduled", "admitted", "finished", "not_attempted")
-ATTEMPT_STATUSES = ("running", "finished", "interrupted")
+# finished: the attempt has a verdict. interrupted (the operator stopped it) and
+# faulted (the provider or the engine ended it) carry none: their trial goes back
+# to the queue and gets a fresh attempt.
+ATTEMPT_STATUSES = ("running", "finished", "interrupted", "faulted")
 LEDGER_ROLES = ("runtime", "client", "verifier", "fixture", "descendant", "profiler", "provider")
 
 
@@ -180,7 +183,9 @@ class ProviderLease(Base):
     holder's last heartbeat, so workers on machines whose clocks disagree still
     agree on staleness. A lease found stale while its worker had an attempt
     running halts the provider (``halted_reason``): nothing more of it runs until
-    recovery on ``worker_host`` proves that attempt's processes gone.
+    recovery on ``worker_host`` proves that attempt's processes gone. A run's
+    circuit breaker halts a provider too (``provider_unavailable``), with no attempt:
+    its trials stay scheduled until a resume reopens it.
     """
 
     __tablename__ = "provider_leases"
@@ -196,6 +201,8 @@ class ProviderLease(Base):
     heartbeat_epoch: Mapped[float | None] = mapped_column(Float)
     halted_reason: Mapped[str64 | None]
     halted_attempt_id: Mapped[int | None]
+    # For a breaker halt (provider_unavailable): what the engine saw, in its own words.
+    halted_note: Mapped[str | None] = mapped_column(Text)
 
 
 class SpendReservation(Base):

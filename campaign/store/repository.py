@@ -23,6 +23,8 @@ from campaign.store import chain, money
 from campaign.store.models import Attempt, Campaign, LedgerEntry, SpendReservation, Trial
 
 Clock = Callable[[], dt.datetime]
+# Attempt statuses without a verdict: the trial goes back to the queue.
+REQUEUED = ("interrupted", "faulted")
 
 
 def utcnow() -> dt.datetime:
@@ -180,11 +182,11 @@ def update_attempt(engine: Engine, attempt_id: int, *, expected: str = "running"
 
 
 def finish_attempt(engine: Engine, attempt_id: int, trial_pk: int, *, status: str = "finished", clock: Clock = utcnow, **fields: Any) -> None:
-    """running -> finished|interrupted and the row sealed into the campaign's hash chain,
-    atomically. A finished attempt finishes its trial; an interrupted one carries no
-    verdict, so its trial goes back to the queue and a resume gives it a fresh attempt
-    (the interrupted row keeps its spend and teardown outcome)."""
-    trial_status = "scheduled" if status == "interrupted" else "finished"
+    """running -> finished|interrupted|faulted and the row sealed into the campaign's hash
+    chain, atomically. A finished attempt finishes its trial; an interrupted or faulted
+    one carries no verdict, so its trial goes back to the queue and gets a fresh attempt
+    (the row keeps its spend and teardown outcome)."""
+    trial_status = "scheduled" if status in REQUEUED else "finished"
     with engine.begin() as conn:
         campaign_id = conn.execute(select(Attempt.campaign_id).where(Attempt.id == attempt_id)).scalar_one_or_none()
         if campaign_id is not None:
@@ -290,6 +292,15 @@ def measured_spend(engine: Engine, campaign_id: int, provider: str | None = None
         return money.usd(conn.execute(stmt).scalar_one()) or Decimal(0)
 
 
+def measured_spend_parts(engine: Engine, campaign_id: int) -> tuple[Decimal | None, int]:
+    """(exact sum of the reported costs or None when no attempt reported one, attempts
+    whose cost is unknown): a display never shows an unknown cost as 0."""
+    stmt = select(money.sum_usd(Attempt.cost_usd), func.count(Attempt.id) - func.count(Attempt.cost_usd)).where(Attempt.campaign_id == campaign_id)
+    with engine.connect() as conn:
+        total, unknown = conn.execute(stmt).one()
+    return money.usd(total), int(unknown)
+
+
 def lineage(engine: Engine, campaign_id: int) -> list[int]:
     """The campaign and, newest first, every campaign it continues."""
     chain_ids = [campaign_id]
@@ -301,6 +312,19 @@ def lineage(engine: Engine, campaign_id: int) -> list[int]:
     return chain_ids
 
 
+def fault_attempts(engine: Engine, campaign_ids: Sequence[int], trial_id: str) -> int:
+    """How many attempts of a trial (by its stable id, over a continuation's lineage) the
+    provider ended: the per-trial bound on fresh attempts reads this."""
+    stmt = (
+        select(func.count())
+        .select_from(Attempt)
+        .join(Trial, Trial.id == Attempt.trial_pk)
+        .where(Attempt.campaign_id.in_(tuple(campaign_ids)), Trial.trial_id == trial_id, Attempt.outcome == "provider_error")
+    )
+    with engine.connect() as conn:
+        return int(conn.execute(stmt).scalar_one())
+
+
 def attempt_count(engine: Engine, campaign_id: int) -> int:
     stmt = select(func.count()).select_from(Attempt).where(Attempt.campaign_id == campaign_id)
     with engine.connect() as conn:
@@ -308,9 +332,9 @@ def attempt_count(engine: Engine, campaign_id: int) -> int:
 
 
 def _has_live_attempt() -> Any:
-    """The trial has an attempt that is running or finished (interrupted ones do not count:
-    their trial went back to the queue)."""
-    return select(Attempt.id).where(Attempt.trial_pk == Trial.id, Attempt.status != "interrupted").exists()
+    """The trial has an attempt that is running or finished (interrupted and faulted ones
+    do not count: their trial went back to the queue)."""
+    return select(Attempt.id).where(Attempt.trial_pk == Trial.id, Attempt.status.not_in(REQUEUED)).exists()
 
 
 def mark_remaining_not_attempted(engine: Engine, campaign_id: int, reason: str, clock: Clock = utcnow) -> int:
@@ -367,6 +391,18 @@ def release_campaign(engine: Engine, campaign_id: int, me: RunnerIdentity) -> No
         conn.execute(stmt)
 
 
+def reopen_trials(engine: Engine, campaign_id: int, reasons: Iterable[str], clock: Clock = utcnow) -> int:
+    """not_attempted for one of ``reasons`` -> scheduled: a resume tries them again, under
+    the same gates (a cap still reached stops them again, with the same reason)."""
+    stmt = (
+        update(Trial)
+        .where(Trial.campaign_id == campaign_id, Trial.status == "not_attempted", Trial.not_attempted_reason.in_(tuple(reasons)))
+        .values(status="scheduled", not_attempted_reason=None, updated_at=clock())
+    )
+    with engine.begin() as conn:
+        return conn.execute(stmt).rowcount
+
+
 def reset_admitted_without_attempt(engine: Engine, campaign_id: int, clock: Clock = utcnow) -> int:
     """admitted -> scheduled for trials whose runner died before their attempt row existed.
 
@@ -382,10 +418,11 @@ def reset_admitted_without_attempt(engine: Engine, campaign_id: int, clock: Cloc
         return conn.execute(stmt).rowcount
 
 
-def close_campaign(engine: Engine, campaign_id: int, stop_reason: str | None, *, state: str, clock: Clock = utcnow) -> None:
-    """End a lane's run: trials a stop prevented become not_attempted(reason), and the
-    campaign records its state, stop reason and completion (never proof that all ran)."""
-    if stop_reason is not None:
+def close_campaign(engine: Engine, campaign_id: int, stop_reason: str | None, *, state: str, mark_remaining: bool = True, clock: Clock = utcnow) -> None:
+    """End a lane's run: trials a stop prevented become not_attempted(reason) (unless
+    ``mark_remaining`` is False: a halted provider's trials stay scheduled for a resume),
+    and the campaign records its state, stop reason and completion (never proof that all ran)."""
+    if stop_reason is not None and mark_remaining:
         mark_remaining_not_attempted(engine, campaign_id, stop_reason, clock)
     trials = trials_in_order(engine, campaign_id)
     completion = {
@@ -482,6 +519,8 @@ class ProviderSpend:
     @property
     def basis(self) -> str:
         parts = [name for name, n in (("measured", self.measured), ("list-price equivalent", self.equivalent)) if n]
+        if self.unknown:
+            parts.append(f"unknown for {self.unknown} attempt(s)")
         return " + ".join(parts) or "nothing spent yet"
 
 

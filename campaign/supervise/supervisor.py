@@ -340,17 +340,25 @@ class Supervisor:
         stdout: Stdio = None,
         stderr: Stdio = None,
         stdin: Stdio = None,
+        stop_when: Callable[[], bool] | None = None,
     ) -> RunResult:
         """Run a deadline-owned command. Whatever happens, its process group (same-group
-        background children included) is stopped before this returns."""
+        background children included) is stopped before this returns.
+
+        ``stop_when`` is asked between waits (every ``budget.sweep_interval``); when it
+        answers True the command is stopped like one at its deadline, and the result
+        says ``stopped`` instead of ``timed_out``."""
         t0 = self.timer()
         handle = self.start(role, argv, cwd=cwd, cwd_fd=cwd_fd, env=env, stdout=stdout, stderr=stderr, stdin=stdin)
         m = handle._m
-        self._wait_member(m, timeout, sweep=True)
-        timed_out = not m.exited
+        self._wait_member(m, timeout, sweep=True, stop_when=stop_when)
+        ended = not m.exited
+        stopped = ended and stop_when is not None and stop_when()
+        timed_out = ended and not stopped
         with critical():
-            if timed_out:
-                self.log(f"{role} pid {m.pid} hit its {timeout:.1f}s deadline; stopping its group")
+            if ended:
+                why = "was stopped by its watch" if stopped else f"hit its {timeout:.1f}s deadline"
+                self.log(f"{role} pid {m.pid} {why}; stopping its group")
                 self._signal_group(m, signal.SIGTERM)
                 self._wait_member(m, self.budget.run_grace)
                 if not m.exited:
@@ -358,7 +366,7 @@ class Supervisor:
                     self._wait_member(m, self.budget.kill_wait)
             self._stop_group_leftovers(m)
         wall = self.timer() - t0
-        return RunResult(exit_code=None if timed_out else m.exit_code, timed_out=timed_out, wall_seconds=wall)
+        return RunResult(exit_code=None if ended else m.exit_code, timed_out=timed_out, wall_seconds=wall, stopped=stopped)
 
     def quiesce(self) -> bool:
         """Stop every member still alive (what the agent left running, the runtime, the
@@ -450,14 +458,16 @@ class Supervisor:
                 m.exited = True
         return m.exited
 
-    def _wait_member(self, m: Member, timeout: float | None, *, sweep: bool = False) -> bool:
+    def _wait_member(self, m: Member, timeout: float | None, *, sweep: bool = False, stop_when: Callable[[], bool] | None = None) -> bool:
         """Wait for ``m`` to exit. With ``sweep``, descendants are discovered and recorded
         every ``budget.sweep_interval`` meanwhile, so a runner killed mid-attempt leaves
-        ledger rows for them too."""
+        ledger rows for them too. ``stop_when`` answering True ends the wait early."""
         deadline = None if timeout is None else self.timer() + timeout
         while not self._check_exit(m):
             left = None if deadline is None else deadline - self.timer()
             if left is not None and left <= 0:
+                return False
+            if stop_when is not None and stop_when():
                 return False
             step = self.budget.sweep_interval if left is None else min(left, self.budget.sweep_interval)
             if m.pidfd is not None:

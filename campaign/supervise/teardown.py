@@ -50,6 +50,8 @@ class RunResult:
     exit_code: int | None
     timed_out: bool
     wall_seconds: float
+    # Stopped before its deadline because the caller's ``stop_when`` said so.
+    stopped: bool = False
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,11 @@ is answered with fixed bytes for its format (streamed when the body asks for
 ``"stream": true``), so a test can compare what crossed the proxy with what the
 stub sent. The ``x-stub-mode`` request header picks misbehaviour:
 ``cut`` (a stream that stops after its first event and drops the connection),
-``500`` (an overloaded-style error) and ``linger`` (trailing bytes after the
-terminal event, as a client that hangs up right after it never reads).
+``500`` (an overloaded-style error), ``429`` (rate limited), ``reset`` (the
+connection dropped before any response), ``hang`` (no byte, ever), ``stall``
+(the first event, then silence), ``error-event`` (a 200 stream that ends on an
+``overloaded_error`` event) and ``linger`` (trailing bytes after the terminal
+event, as a client that hangs up right after it never reads).
 """
 
 from __future__ import annotations
@@ -86,6 +89,7 @@ class StubUpstream:
     _loop: asyncio.AbstractEventLoop | None = None
     _runner: web.AppRunner | None = None
     _thread: threading.Thread | None = None
+    _stopping: bool = False
 
     @property
     def url(self) -> str:
@@ -104,15 +108,28 @@ class StubUpstream:
             return web.json_response({"data": []})
         if mode == "500":
             return web.json_response({"type": "error", "error": {"type": "overloaded_error"}}, status=529 if "messages" in request.path else 500)
+        if mode == "429":
+            return web.json_response({"type": "error", "error": {"type": "rate_limit_error"}}, status=429)
+        if mode == "reset":
+            request.transport.abort()
+            return web.Response()
+        if mode == "hang":
+            await self._silence()
         stream = data.get("stream") is True
         payload = make(n, stream)
         if not stream:
             return web.Response(body=payload, content_type="application/json")
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        if mode == "cut":
+        if mode in ("cut", "stall", "error-event"):
             first = payload.split(b"\n\n", 1)[0] + b"\n\n"
             await response.write(first)
+            if mode == "stall":
+                await self._silence()
+            if mode == "error-event":
+                await response.write(sse([("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})]))
+                await response.write_eof()
+                return response
             request.transport.close()  # drop the connection mid-stream
             return response
         for part in payload.split(b"\n\n"):
@@ -129,6 +146,11 @@ class StubUpstream:
         finally:
             self.finished += 1
         return response
+
+    async def _silence(self) -> None:
+        # Silent until the stub stops (never a fixed hour that would hold up its shutdown).
+        while not self._stopping:
+            await asyncio.sleep(0.05)
 
     def start(self) -> StubUpstream:
         ready = threading.Event()
@@ -155,6 +177,7 @@ class StubUpstream:
     def stop(self) -> None:
         if self._loop is None:
             return
+        self._stopping = True
         asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)  # type: ignore[union-attr]
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)  # type: ignore[union-attr]
