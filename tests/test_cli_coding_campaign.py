@@ -306,3 +306,31 @@ def test_a_resumed_campaign_that_completes_clears_the_interruption(tmp_path):
     assert resumed.exit_code == 0, resumed.output
     assert db_rows(out, "SELECT state, stop_reason FROM campaigns") == [("completed", None)]
     invariants(out)
+
+
+def test_resume_reuses_the_probed_catalogs_and_refuses_another_client_version(tmp_path, tokenizer_cache, monkeypatch):
+    # A wire-confirmed agent whose every client run (probe or attempt) leaves a line in
+    # a counter, and whose version is whatever a file says.
+    monkeypatch.setenv("CAMPAIGN_TOKENIZER_CACHE", str(tokenizer_cache))
+    counter, version = tmp_path / "runs", tmp_path / "version"
+    version.write_text("wired 1.0\n")
+    offline_wire = (CATALOG.parent / "agents" / "profiles" / "offline-wire.toml").read_text()
+    profile = tmp_path / "wired.toml"
+    profile.write_text(
+        offline_wire.replace('applied_profile_from = "adapter"', f'applied_profile_from = "wire"\nclient_version = ["cat", "{version}"]')
+        .replace('client = [\n  "{python}"', f'client = [\n  "sh", "-c", "echo run >> {counter}; exec \\"$@\\"", "sh", "{{python}}"')
+    )
+    out = tmp_path / "out"
+    args = ["coding", "--campaign", "--providers", "replay", "--agent", str(profile), "--tasks", "semver-precedence", "--repetitions", "1", "--live", "--resume", "--output-dir", str(out)]
+    first = run(args)
+    assert first.exit_code == 0, first.output
+    assert counter.read_text().count("run") == 4  # two probe runs, then the two trials
+    (experiment,) = db_rows(out, "SELECT experiment_json FROM campaigns")
+    assert json.loads(experiment[0])["providers"][0]["wire_catalogs"]
+    again = run(args)
+    assert again.exit_code == 0, again.output
+    assert counter.read_text().count("run") == 4  # the stored catalogs stand: no probe
+    version.write_text("wired 2.0\n")
+    upgraded = run(args)
+    assert upgraded.exit_code == 2 and "providers[replay].client_version" in upgraded.output and "'2.0'" in upgraded.output, upgraded.output
+    assert counter.read_text().count("run") == 4  # refused before any client ran

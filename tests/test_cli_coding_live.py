@@ -226,7 +226,7 @@ def test_ignored_files_do_not_break_the_binding(ws: Workspace):
     plan, digest = approve(ws, agent, max_spend_usd=0.0001, per_attempt_spend_ceiling_usd=0.0001)
     (ws.source / "debug.log").write_text("ignored\n")
     result, _ = go_live(ws, agent, plan, digest)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
 
 
 def test_experiment_mismatches_lists_every_field():
@@ -238,6 +238,7 @@ def test_experiment_mismatches_lists_every_field():
 
 
 def stopped_with(ws: Workspace, reason: str, attempted: int) -> None:
+    """The run stopped for ``reason`` after ``attempted`` attempts (it exited 3 and said so)."""
     ((cid, state, stop, _, _),) = live_campaign(ws)
     assert (state, stop) == ("stopped", reason)
     assert rows(ws, f"SELECT count(*) FROM attempts WHERE campaign_id = {cid}") == [(attempted,)]
@@ -249,7 +250,7 @@ def test_spend_gate_stops_before_the_ceiling_could_pass_the_maximum(ws: Workspac
     agent = agent_file(ws)
     plan, digest = approve(ws, agent, max_spend_usd=0.2, per_attempt_spend_ceiling_usd=0.15)
     result, report = go_live(ws, agent, plan, digest)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     ((cid, *_),) = live_campaign(ws)
     costs = [c for (c,) in rows(ws, f"SELECT cost_usd FROM attempts WHERE campaign_id = {cid} ORDER BY seq")]
     assert costs and all(c is not None for c in costs)
@@ -264,7 +265,7 @@ def test_an_attempt_over_its_ceiling_stops_later_trials(ws: Workspace):
     agent = agent_file(ws, "overspend=5")
     plan, digest = approve(ws, agent)
     result, _ = go_live(ws, agent, plan, digest)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     stopped_with(ws, "attempt_exceeded_ceiling", 1)
 
 
@@ -272,7 +273,7 @@ def test_missing_spend_stops_later_trials(ws: Workspace):
     agent = agent_file(ws, "no-usage")
     plan, digest = approve(ws, agent)
     result, _ = go_live(ws, agent, plan, digest)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     stopped_with(ws, "spend_incomplete", 1)
     assert rows(ws, "SELECT cost_usd, spend_complete FROM attempts") == [(None, 0)]
 
@@ -282,7 +283,7 @@ def test_run_deadline_caps_the_per_attempt_deadline(ws: Workspace):
     plan, digest = approve(ws, agent, "--run-timeout", "2")
     started = time.monotonic()
     result, _ = go_live(ws, agent, plan, digest, "--run-timeout", "2")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     assert time.monotonic() - started < 60  # not the 660 s per-attempt default
     # The timed-out attempt reported no cost, which is the first stop it triggers.
     stopped_with(ws, "spend_incomplete", 1)
@@ -342,7 +343,7 @@ def test_a_canary_credential_never_reaches_any_file_the_run_writes(ws: Workspace
     args = live_args(ws, leaky, "--failure-dir", str(failures)) + ["--live", "--plan", str(plan), "--approve-plan-digest", digest]
     args[args.index("--output") + 1] = str(report)
     proc = subprocess.run([sys.executable, "-m", "campaign", *args], env={**os.environ, "TMPDIR": str(runner_tmp)}, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # its attempts fail without spend: the run stops early
     assert CANARY not in proc.stdout and CANARY not in proc.stderr
     assert list(failures.glob("*/client.out")), "the failed attempts left no bundle to scan"
     scanned = 0

@@ -8,27 +8,21 @@ client really changed the fixture (the hidden verifier passes), the wire
 counters equal the replay script's usage, each variant's catalog differs and
 matches the probe bound into the experiment, and teardown was proven.
 
-The clients are found on ``$CAMPAIGN_CLIENTS_PATH`` (scripts/test.sh sets it)
-or in ``.clients/``; CI sets ``CAMPAIGN_REQUIRE_CLIENTS=1`` so a missing client
-fails instead of skipping.
+Where the clients are found, and how a missing one fails CI: ``helpers/clients.py``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from campaign.replay.steps import usage_for_step
+from helpers.clients import env_with_clients, require, rows
 from workspace import Workspace, approve_and_go_live
 
-REPO = Path(__file__).resolve().parents[1]
 TASKS = "semver-precedence,invoice-rounding,unit-table-regen"
 # client -> (executable, --agent, replay model, wire format the profile speaks)
 CLIENTS = {
@@ -36,31 +30,6 @@ CLIENTS = {
     "codex": ("codex", "codex", "replay:gpt-5-codex"),
     "mini-swe-agent": ("mini", "mini-swe-agent", "replay:gpt-5-mini"),
 }
-
-
-def clients_path() -> str:
-    configured = os.environ.get("CAMPAIGN_CLIENTS_PATH")
-    if configured:
-        return configured
-    local = REPO / ".clients"
-    return os.pathsep.join(str(p) for p in (local / "npm" / "node_modules" / ".bin", local / "mini" / "bin"))
-
-
-def env_with_clients(cache: Path) -> dict[str, str]:
-    return {**os.environ, "PATH": clients_path() + os.pathsep + os.environ.get("PATH", ""), "CAMPAIGN_TOKENIZER_CACHE": str(cache)}
-
-
-def require(client: str, env: dict[str, str]) -> None:
-    if shutil.which(CLIENTS[client][0], path=env["PATH"]) is None:
-        if os.environ.get("CAMPAIGN_REQUIRE_CLIENTS"):
-            pytest.fail(f"{client} is not installed; scripts/install_clients.sh installs it")
-        pytest.skip(f"{client} is not installed (run scripts/install_clients.sh)")
-
-
-def rows(db: Path, sql: str) -> list[dict]:
-    with sqlite3.connect(db) as conn:
-        conn.row_factory = sqlite3.Row
-        return [dict(r) for r in conn.execute(sql)]
 
 
 def scripted(requests: int, openai_format: bool) -> dict[str, int]:
@@ -80,8 +49,8 @@ def scripted(requests: int, openai_format: bool) -> dict[str, int]:
 @pytest.mark.parametrize("client", list(CLIENTS))
 def test_a_paired_campaign_through_the_real_client(client, tmp_path, tokenizer_cache):
     env = env_with_clients(tokenizer_cache)
-    require(client, env)
     _, agent, model = CLIENTS[client]
+    require(agent, env)
     out = tmp_path / "out"
     runner_tmp = tmp_path / "runner-tmp"
     runner_tmp.mkdir()

@@ -140,7 +140,7 @@ def _say_why_unfinished(result) -> None:
 @click.option("--control-plane-port", type=int, metavar="PORT", help="Campaign only: a fixed loopback port for the agent runtime's control plane [default: OS-chosen].")
 @click.option("--output-dir", type=OutputDir(), metavar="DIR", help="Campaign only, required: the store (campaign.db) and reports live here.")
 @click.option("--resume", is_flag=True, help="Campaign only: continue the campaign in --output-dir from what the store records.")
-@click.option("--providers-catalog", type=_PATH, metavar="FILE.toml", help="Campaign only: a providers catalog instead of the shipped one.")
+@click.option("--providers-catalog", type=_PATH, metavar="FILE.toml", help="Paired and --campaign: a providers catalog instead of the shipped one (custom routes, upstreams, prices).")
 @click.option("--continue-blocked", "continue_blocked", is_flag=True, help="Campaign only, with --resume: when a killed runner blocked the campaign and recovery proved its processes gone, continue the experiment in a new linked campaign that carries over the finished, verified trials.")
 @click.option("--max-spend-usd", metavar="USD", help="Campaign only, with --attempt-ceiling-usd: each provider's spend cap; an attempt starts only while its spend so far plus the ceiling fits. Measured cost where the client reports it, list-price equivalent otherwise.")
 @click.option("--max-total-spend-usd", metavar="USD", help="Campaign only, with --attempt-ceiling-usd: one cap over every provider's spend together, held even when workers race.")

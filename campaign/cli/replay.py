@@ -12,7 +12,7 @@ from campaign.replay import server
 @click.option("--task", metavar="NAME", help="Replay this task's script (default: find the task from each request's prompt).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind; anything else is refused.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port to bind; 0 picks a free one.")
-@click.option("--fault", "faults", multiple=True, metavar="KIND:N", help="Fail the N-th model request: http-500 or cut-stream (repeatable).")
+@click.option("--fault", "faults", multiple=True, metavar="KIND:N|KIND:*", help="Fail the N-th model request (or every one, *): http-429, http-500, http-529, cut-stream or hang (repeatable).")
 def replay_server(task: str | None, host: str, port: int, faults: tuple[str, ...]) -> None:
     """Serve scripted model replies on loopback until SIGTERM; prints 'replay listening on HOST:PORT'.
 
@@ -20,6 +20,7 @@ def replay_server(task: str | None, host: str, port: int, faults: tuple[str, ...
     Examples:
       campaign replay-server --port 0
       campaign replay-server --task semver-precedence --fault http-500:2
+      campaign replay-server --port 8089 --fault http-529:*
     """
     with core_errors():
         server.run(task_name=task, host=host, port=port, faults=faults)

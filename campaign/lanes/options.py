@@ -38,6 +38,8 @@ PAIRED_ONLY = (
     ("--live", "live"),
     ("--plan", "plan"),
     ("--approve-plan-digest", "approve_plan_digest"),
+    # Also a campaign option (checked there before this table): a custom provider route.
+    ("--providers-catalog", "providers_catalog"),
 )
 
 SCHEMA_BUDGETS_REFUSAL = (
@@ -141,7 +143,6 @@ CAMPAIGN_ONLY = (
     ("--control-plane-port", "control_plane_port"),
     ("--output-dir", "output_dir"),
     ("--resume", "resume"),
-    ("--providers-catalog", "providers_catalog"),
     ("--continue-blocked", "continue_blocked"),
     ("--max-spend-usd", "max_spend_usd"),
     ("--max-total-spend-usd", "max_total_spend_usd"),

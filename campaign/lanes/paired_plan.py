@@ -133,7 +133,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
     # Run the interpreter by the path given, not its resolved binary: a venv's python
     # resolves to the base interpreter, which lacks the venv's packages.
     profile_python = str(Path(opts.profile_python).expanduser().absolute()) if opts.profile_python else sys.executable
-    wire = resolve_route(profile, provider_for_route(load_catalog(), model.provider), profile_python=profile_python, environ=os.environ, option="--model")
+    wire = resolve_route(profile, provider_for_route(load_catalog(opts.providers_catalog), model.provider), profile_python=profile_python, environ=os.environ, option="--model")
     if wire is not None and (python.tiktoken is None or python.aiohttp is None):
         raise UsageProblem(
             f"{profile_python} runs the recording proxy for the {profile.name} agent and needs tiktoken and aiohttp installed; "

@@ -6,6 +6,7 @@ clients disagree on whether the base URL includes it. ``server.py`` runs it.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from collections.abc import Iterable
@@ -16,12 +17,14 @@ from aiohttp import web
 
 from campaign import benchmark
 from campaign.errors import UnknownTask, UsageProblem
-from campaign.replay.faults import FaultKind, parse_faults
+from campaign.replay.faults import FaultPlan, parse_faults
 from campaign.replay.scripts import script_for
 from campaign.replay.turns import next_reply
 from campaign.replay.wire import anthropic, chat, responses
 
 _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+# Injected HTTP faults: (status, the error type the providers' own bodies carry).
+_HTTP_FAULTS = {"http-429": (429, "rate_limit_error"), "http-500": (500, "api_error"), "http-529": (529, "overloaded_error")}
 _MODELS = ("replay", "claude-replay", "gpt-replay")
 
 
@@ -30,7 +33,7 @@ class _State:
     """Per-process state: the pinned task and fault plan, and a request counter for faults only."""
 
     task_name: str | None
-    faults: dict[int, FaultKind]
+    faults: FaultPlan
     requests: int = 0
 
     def next_number(self) -> int:
@@ -61,8 +64,12 @@ async def _generate(wire: ModuleType, request: web.Request) -> web.StreamRespons
     if not isinstance(body, dict):
         return web.json_response(wire.error("request body is not a JSON object", "invalid_request_error"), status=400)
     fault = state.faults.get(number)
-    if fault == "http-500":
-        return web.json_response(wire.error(f"injected fault http-500 on request {number}"), status=500)
+    if fault in _HTTP_FAULTS:
+        status, kind = _HTTP_FAULTS[fault]
+        # A short retry-after, as providers send with these, keeps a retrying client quick.
+        return web.json_response(wire.error(f"injected fault {fault} on request {number}", kind), status=status, headers={"retry-after": "1"})
+    if fault == "hang":
+        await asyncio.Event().wait()  # never answered; the server's shutdown cancels it
     conversation = wire.parse(body)
     payload = wire.render(next_reply(conversation, state.task_name), conversation)
     if not conversation.stream:

@@ -1,29 +1,54 @@
-"""Injected faults, so tests can exercise a client's retry path against the replay.
+"""Injected faults, so tests can drive a client through a provider's bad day.
 
 ``KIND:N`` hits the N-th model request (1-based) this server process receives;
-only the three generation endpoints count, not probes like ``HEAD /``.
+``KIND:*`` hits every one. Only the three generation endpoints count, not
+probes like ``HEAD /``. The kinds are what real providers do:
+
+* ``http-429`` rate limited, ``http-529`` overloaded (Anthropic's code),
+  ``http-500`` a server error: an error body in the request's wire format;
+* ``cut-stream``: the response starts, then the connection drops;
+* ``hang``: the request is read and never answered.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 from campaign.errors import UsageProblem
 
-FaultKind = Literal["http-500", "cut-stream"]
-KINDS: tuple[FaultKind, ...] = ("http-500", "cut-stream")
+FaultKind = Literal["http-429", "http-500", "http-529", "cut-stream", "hang"]
+KINDS: tuple[FaultKind, ...] = ("http-429", "http-500", "http-529", "cut-stream", "hang")
+EVERY = "*"
 _OPTION = "--fault"
 
 
-def parse_faults(specs: Iterable[str]) -> dict[int, FaultKind]:
-    """``["http-500:1", "cut-stream:3"]`` -> ``{1: "http-500", 3: "cut-stream"}``."""
-    faults: dict[int, FaultKind] = {}
+@dataclass(frozen=True)
+class FaultPlan:
+    """Which request gets which fault: by number, and for every request."""
+
+    numbered: dict[int, FaultKind]
+    every: FaultKind | None = None
+
+    def get(self, number: int) -> FaultKind | None:
+        return self.numbered.get(number, self.every)
+
+
+def parse_faults(specs: Iterable[str]) -> FaultPlan:
+    """``["http-500:1", "cut-stream:3"]`` -> faults on requests 1 and 3; ``["hang:*"]`` -> every request hangs."""
+    numbered: dict[int, FaultKind] = {}
+    every: FaultKind | None = None
     for spec in specs:
         kind, _, number = spec.partition(":")
-        if kind not in KINDS or not number.isdigit() or int(number) < 1:
-            raise UsageProblem(f"{spec!r} is not KIND:N with KIND one of {', '.join(KINDS)} and N >= 1", option=_OPTION)
-        if int(number) in faults:
+        if kind not in KINDS or not (number == EVERY or (number.isdigit() and int(number) >= 1)):
+            raise UsageProblem(f"{spec!r} is not KIND:N or KIND:* with KIND one of {', '.join(KINDS)} and N >= 1", option=_OPTION)
+        if number == EVERY:
+            if every is not None:
+                raise UsageProblem("only one fault may apply to every request", option=_OPTION)
+            every = kind  # type: ignore[assignment]
+            continue
+        if int(number) in numbered:
             raise UsageProblem(f"request {number} is given two faults", option=_OPTION)
-        faults[int(number)] = kind  # type: ignore[assignment]
-    return faults
+        numbered[int(number)] = kind  # type: ignore[assignment]
+    return FaultPlan(numbered, every)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
@@ -43,9 +45,6 @@ def resolve_url(db: str | None, *, must_exist: bool = False) -> URL:
     return url
 
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
-
 def _check_sqlite_path(path: Path, raw: str, *, must_exist: bool) -> None:
     """Refuse, before any connection, a SQLite path that cannot hold a store."""
     if path.is_dir():
@@ -57,16 +56,36 @@ def _check_sqlite_path(path: Path, raw: str, *, must_exist: bool) -> None:
     if path.exists():
         if not os.access(path, os.R_OK):
             raise UsageProblem(f"the store {path} is not readable", option="--db")
-        with path.open("rb") as fh:
-            header = fh.read(len(_SQLITE_HEADER))
         # An empty file is an empty SQLite database; anything else must carry the header.
-        if header and header != _SQLITE_HEADER:
+        if not _is_sqlite_file(path):
             raise StoreUnusable(f"cannot open the store at {path}: it is not a SQLite database; give the path of a campaign store, or of a new file to create one", option="--db")
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreUnusable(f"cannot open the store at {path}: cannot create {path.parent} ({exc.strerror}); give a path in a writable directory", option="--db") from None
+
+
+def _is_sqlite_file(path: Path) -> bool:
+    """Whether ``path`` is empty or carries SQLite's header, read through SQLite itself.
+
+    Not with open()/close(): closing any descriptor of a file drops every POSIX lock this
+    process holds on it, so a store another engine of this process has open would lose
+    its WAL locks, and another process closing its last connection would delete the
+    WAL under us. SQLite's own VFS keeps such descriptors open until its locks go."""
+    if path.stat().st_size == 0:
+        return True
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+        return True
+    except sqlite3.DatabaseError as exc:
+        return "not a database" not in str(exc)
+    finally:
+        conn.close()
 
 
 def open_failure(url: URL, exc: BaseException) -> CampaignError:
