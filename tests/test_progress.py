@@ -226,3 +226,32 @@ def test_a_broken_stream_never_stops_the_campaign():
     progress.update(AttemptFinished("zai", "baseline", True, 0.1, 5.0))
     progress.close()
     assert progress.states[0].done == 1
+
+
+def test_an_attempt_without_a_verdict_counts_its_spend_and_leaves_its_trial_to_run():
+    events = [
+        AttemptFinished("zai", "coding", None, 0.02, 5.0, "zai/t/r1/coding", outcome="provider_error (http_529)"),
+        AttemptFinished("zai", "coding", True, 0.10, 60.0, "zai/t/r1/coding"),
+    ]
+    state = _state(total=2, events=events)
+    assert (state.done, state.no_verdict, state.remaining) == (1, 1, 1)
+    line = provider_line(state, ["coding"])
+    assert "1/2 done  1 no verdict  coding 1/1 pass  spend $0.1200/no cap" in line
+    out = io.StringIO()
+    progress = Progress([ProviderPlan("zai", 2)], ["coding"], stream=out, isatty=False, clock=Ticker())
+    progress.update(events[0])
+    assert "zai/t/r1/coding coding provider_error (http_529)" in out.getvalue()
+
+
+def test_a_partial_spend_is_shown_as_a_lower_bound():
+    state = _state(events=[AttemptFinished("zai", "coding", None, 0.05, 5.0, outcome="provider_error", spend_partial=True)])
+    assert "spend $0.0500+?/no cap" in provider_line(state, ["coding"])
+
+
+def test_a_provider_under_the_campaigns_total_cap_says_no_cap_of_its_own():
+    from campaign.progress import UNDER_OTHER_CAP
+
+    state = _state(cap=UNDER_OTHER_CAP, events=[AttemptFinished("zai", "coding", True, 0.05, 5.0)])
+    line = provider_line(state, ["coding"])
+    assert "spend $0.0500  eta" in line and "no cap" not in line
+    assert "spend $0.0500/$2.00" in header_line([state], elapsed=1.0, cap_usd=2.0)

@@ -30,7 +30,10 @@ from pathlib import Path
 import pytest
 
 from campaign.replay.steps import usage_for_step
+from campaign.view.source import open_readonly
+from campaign.vocabulary import PROVIDER_FAULT_WORDS
 from helpers.clients import env_with_clients, require, rows
+from test_view import page
 from workspace import approve_and_go_live
 
 TASK = "semver-precedence"
@@ -175,6 +178,7 @@ def test_one_error_response_then_healthy(case: Case, fault: str, kind: str):
         # verdict; the trial ran again in the same run and passed.
         assert (hit["status"], hit["outcome"], hit["failure_class"], hit["verified_pass"]) == ("faulted", "provider_error", kind, None)
         assert len(attempts) == 3
+        shows_the_fault(case, hit["variant"], kind)
     assert case.campaign_row() == ("completed", None)
     assert set(case.trial_statuses()) == {"finished"}
     assert_resume_finishes(case)
@@ -258,3 +262,20 @@ def test_a_paired_live_run_through_one_retried_429_completes_with_complete_spend
     retried = [diagnostics(a) for a in attempts if diagnostics(a)["provider_faults"]["http_429"]]
     assert len(retried) == 1 and retried[0]["unbilled_error_responses"] == 1 and retried[0]["unmatched_requests"] == 0
     assert json.loads(report.read_text())["campaign"]["stop_reason"] is None
+
+
+def shows_the_fault(case: Case, variant: str, fault: str) -> None:
+    """The report JSON, its Markdown and the view page count the attempt the provider
+    ended, for its provider and variant, and leave it out of success."""
+    word = PROVIDER_FAULT_WORDS[fault]
+    report = json.loads((case.out / "report.json").read_text())
+    assert report["provider_faults"] == [{"provider": "flaky", "variant": variant, "attempts": 1, "by_fault": {fault: 1}}]
+    by_variant = {v["variant"]: v for v in report["variants"]}
+    assert by_variant[variant]["provider_error_attempts"] == 1 and by_variant[variant]["attempts"] == 1
+    assert f"| flaky | {variant} | 1 | {word} x1 |" in (case.out / "report.md").read_text()
+    engine = open_readonly(str(case.out / "campaign.db"))
+    try:
+        text = page(engine, "/campaigns/1")
+    finally:
+        engine.dispose()
+    assert 'id="provider-faults"' in text and f"{word} x1" in text

@@ -62,6 +62,8 @@ DIAGNOSTIC_COUNTERS = ("discovery_failures", "incorrect_tool_calls")
 # Every join from a trial to its attempts goes through this expression.
 _OWNER = func.coalesce(trials.c.carried_from_trial_pk, trials.c.id)
 _FINISHED = attempts.c.status == "finished"
+# Ended by the provider or the engine (DESIGN.md §9): no verdict, spend kept, trial ran again.
+_FAULTED = attempts.c.status == "faulted"
 # A trial with its result attempt (inner: trials that have one; outer: every trial).
 _results = trials.join(attempts, and_(attempts.c.trial_pk == _OWNER, _FINISHED))
 _results_outer = trials.outerjoin(attempts, and_(attempts.c.trial_pk == _OWNER, _FINISHED))
@@ -189,9 +191,10 @@ class SpendRow:
     """What one provider's attempts of one variant spent, over the whole lineage.
 
     ``attempts`` counts every attempt row; ``results`` those that are a trial's
-    result; ``interrupted`` those with no verdict (interrupted, or left running by
-    a killed runner, ``running`` of them); ``not_carried`` finished attempts of an
-    earlier campaign whose trial ran again here. Sums are exact ``Decimal``.
+    result; ``interrupted`` those the operator stopped (or left running by a killed
+    runner, ``running`` of them); ``provider_errors`` and ``engine_errors`` those
+    the provider or the engine ended (no verdict either); ``not_carried`` finished
+    attempts of an earlier campaign whose trial ran again here. Sums are exact ``Decimal``.
     """
 
     provider: str
@@ -206,6 +209,8 @@ class SpendRow:
     complete_spend: int
     equivalent_sum: Decimal | None
     with_equivalent: int
+    provider_errors: int = 0
+    engine_errors: int = 0
 
 
 def spend_rows(conn: Connection, scope: Scope) -> list[SpendRow]:
@@ -219,7 +224,9 @@ def spend_rows(conn: Connection, scope: Scope) -> list[SpendRow]:
             trials.c.variant,
             func.count(c.id).label("attempts"),
             _count_if(result).label("results"),
-            _count_if(~_FINISHED).label("interrupted"),
+            _count_if(and_(~_FINISHED, ~_FAULTED)).label("interrupted"),
+            _count_if(and_(_FAULTED, c.outcome == "provider_error")).label("provider_errors"),
+            _count_if(and_(_FAULTED, c.outcome != "provider_error")).label("engine_errors"),
             _count_if(c.status == "running").label("running"),
             _count_if(and_(_FINISHED, ~result)).label("not_carried"),
             money.sum_usd(c.cost_usd).label("cost_sum"),
@@ -246,9 +253,35 @@ def spend_rows(conn: Connection, scope: Scope) -> list[SpendRow]:
             complete_spend=int(row["complete_spend"]),
             equivalent_sum=money.usd(row["equivalent_sum"]),
             with_equivalent=int(row["with_equivalent"]),
+            provider_errors=int(row["provider_errors"]),
+            engine_errors=int(row["engine_errors"]),
         )
         for row in conn.execute(stmt).mappings()
     ]
+
+
+@dataclass(frozen=True)
+class FaultRow:
+    """How many of one provider's attempts of one variant the provider ended, by fault."""
+
+    provider: str
+    variant: str
+    fault: str
+    attempts: int
+
+
+def fault_rows(conn: Connection, scope: Scope) -> list[FaultRow]:
+    """Per (provider, variant, fault): attempts the provider ended (the spend scope's, so a
+    continuation counts its lineage), so an imbalance between variants shows."""
+    c = attempts.c
+    stmt = (
+        select(trials.c.provider, trials.c.variant, c.failure_class, func.count(c.id))
+        .select_from(_spent)
+        .where(*scope.spend_where(), c.outcome == "provider_error")
+        .group_by(trials.c.provider, trials.c.variant, c.failure_class)
+        .order_by(trials.c.provider, trials.c.variant, c.failure_class)
+    )
+    return [FaultRow(provider, variant, fault or "unknown", int(n)) for provider, variant, fault, n in conn.execute(stmt)]
 
 
 # --- paired differences ----------------------------------------------------------------
@@ -467,6 +500,7 @@ def spend_only_attempts(conn: Connection, scope: Scope) -> list[dict[str, Any]]:
             c.campaign_id,
             c.seq.label("attempt_seq"),
             c.status.label("attempt_status"),
+            c.outcome,
             c.wall_seconds,
             c.cost_usd,
             c.cost_reported,
@@ -495,11 +529,13 @@ def _float(value: Any) -> float | None:
 
 
 __all__ = [
+    "FaultRow",
     "Scope",
     "SpendRow",
     "TaskRow",
     "VariantRow",
     "distinct_values",
+    "fault_rows",
     "has_attempts",
     "result_trials",
     "spend_only_attempts",

@@ -114,6 +114,7 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
     with engine.connect() as conn, _gc_paused():
         variant_rows = aggregates.variant_rows(conn, scope)
         spend_rows = aggregates.spend_rows(conn, scope)
+        fault_rows = aggregates.fault_rows(conn, scope)
         task_rows = aggregates.task_rows(conn, scope)
         by_status = aggregates.trials_by_status(conn, scope)
         providers, models, observed_models = aggregates.distinct_values(conn, scope)
@@ -184,6 +185,7 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
                 ],
             },
             "providers": [_provider(name, bases[name], [r for r in spend_rows if r.provider == name]) for name in providers],
+            "provider_faults": _provider_faults(fault_rows),
             "spend": _spend(scope, spend_rows, bases),
             "trials": None,  # cleaned straight from the database rows below
             "not_attempted_trials": unattempted,
@@ -328,8 +330,20 @@ def _not_attempted(row: dict[str, Any]) -> dict[str, Any]:
 
 def _spend_only(row: dict[str, Any]) -> dict[str, Any]:
     status = row["attempt_status"]
-    row["why"] = "not_carried" if status == "finished" else ("left_running" if status == "running" else "interrupted")
+    faulted = row.pop("outcome", None) if status == "faulted" else None
+    row.pop("outcome", None)
+    row["why"] = "not_carried" if status == "finished" else ("left_running" if status == "running" else faulted or "interrupted")
     return row
+
+
+def _provider_faults(rows: Sequence[aggregates.FaultRow]) -> list[dict[str, Any]]:
+    """Per provider and variant: attempts the provider ended, and the fault that ended each."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        entry = out.setdefault((r.provider, r.variant), {"provider": r.provider, "variant": r.variant, "attempts": 0, "by_fault": {}})
+        entry["attempts"] += r.attempts
+        entry["by_fault"][r.fault] = entry["by_fault"].get(r.fault, 0) + r.attempts
+    return list(out.values())
 
 
 def _completion(
@@ -343,7 +357,8 @@ def _completion(
     # Trials with a result (a finished attempt); interrupted attempts are counted apart.
     with_result = sum(r.attempts for r in results)
     interrupted, running, every = (sum(r.interrupted for r in spend), sum(r.running for r in spend), sum(r.attempts for r in spend))
-    attempts_by_status = {"finished": every - interrupted, "interrupted": interrupted - running, "running": running}
+    faulted = sum(r.provider_errors + r.engine_errors for r in spend)
+    attempts_by_status = {"finished": every - interrupted - faulted, "interrupted": interrupted - running, "running": running, "faulted": faulted}
     return {
         "state": campaign.state,
         "stop_reason": campaign.stop_reason,
@@ -351,6 +366,8 @@ def _completion(
         "attempted": with_result,
         "carried_trials": sum(r.carried for r in results),
         "interrupted_attempts": interrupted,
+        "provider_error_attempts": sum(r.provider_errors for r in spend),
+        "engine_error_attempts": sum(r.engine_errors for r in spend),
         "not_carried_attempts": sum(r.not_carried for r in spend),
         # Every attempt row paid for (the campaigns it continues included), by status.
         "attempts_by_status": {k: v for k, v in attempts_by_status.items() if v},
@@ -390,6 +407,8 @@ class _Sums:
     interrupted: int = 0
     running: int = 0
     not_carried: int = 0
+    provider_errors: int = 0
+    engine_errors: int = 0
     cost: Decimal | None = None
     with_cost: int = 0
     complete: int = 0
@@ -406,6 +425,8 @@ class _Sums:
             out.interrupted += r.interrupted
             out.running += r.running
             out.not_carried += r.not_carried
+            out.provider_errors += r.provider_errors
+            out.engine_errors += r.engine_errors
             out.with_cost += r.with_cost
             out.complete += r.complete_spend
             out.with_equivalent += r.with_equivalent
@@ -463,6 +484,8 @@ def _variant(name: str, row: aggregates.VariantRow | None, sums: _Sums) -> dict[
         "variant": name,
         "attempts": n,
         "interrupted_attempts": sums.interrupted,
+        "provider_error_attempts": sums.provider_errors,
+        "engine_error_attempts": sums.engine_errors,
         "unfinished_attempts": sums.running,
         "not_carried_attempts": sums.not_carried,
         "spend_attempts": sums.attempts,
@@ -500,6 +523,8 @@ def _provider(name: str, basis: str | None, rows: Sequence[aggregates.SpendRow])
         "basis_reason": None if basis else "not_recorded_in_store",
         "attempts": sums.results,
         "interrupted_attempts": sums.interrupted,
+        "provider_error_attempts": sums.provider_errors,
+        "engine_error_attempts": sums.engine_errors,
         "spend_attempts": sums.attempts,
         "measured_spend_usd": measured,
         "measured_spend_status": measured_status,

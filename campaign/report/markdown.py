@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from campaign.vocabulary import PROVIDER_FAULT_WORDS
+
 _BASIS = {
     "synthetic_figures": "the figures are synthetic (offline agent), so they say nothing about any model",
     "no_paired_evidence": "no pair has both variants attempted, so there is no paired evidence",
@@ -109,6 +111,12 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
             "They carry no verdict: they are not failures, are left out of success, wall time, counters and the paired differences, "
             "and their trial gets a fresh attempt on resume; their spend is counted."
         )
+    if done["provider_error_attempts"] or done["engine_error_attempts"]:
+        lines.append(
+            f"- Attempts the provider ended: {done['provider_error_attempts']}; the engine: {done['engine_error_attempts']}. "
+            "Neither is the agent's verdict: like interrupted attempts they are left out of success, wall time and the paired "
+            "differences, their trial ran again, and their spend is counted (see Provider faults)."
+        )
     if done["not_carried_attempts"]:
         lines.append(
             f"- Attempts of an earlier campaign not carried over: {done['not_carried_attempts']} (their trials ran again here); "
@@ -133,6 +141,7 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     ]
 
     lines += _variant_section(report)
+    lines += _faults_section(report)
     lines += _difference_section(report, svg_name)
     lines += _missing_section(report)
     lines += [
@@ -255,6 +264,29 @@ def _spend_lines(report: dict[str, Any]) -> list[str]:
                 f"| {p['name']} | {p['basis'] or 'not recorded'} | {p['attempts']} | {p['interrupted_attempts']} | {_usd(p['measured_spend_usd'])} | {eq} |"
             )
         lines.append("")
+    return lines
+
+
+def _faults_section(report: dict[str, Any]) -> list[str]:
+    """Attempts the provider ended, per provider and variant: an imbalance between the
+    variants (one sends more requests, so meets more faults) shows here."""
+    rows = report.get("provider_faults") or []
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Provider faults",
+        "",
+        "Attempts whose last model request the recording proxy saw end on a provider fault (HTTP 429/529/5xx, a refused or reset "
+        "connection, a cut stream, a silent upstream). They carry no verdict and their trial ran again; faults a client "
+        "recovered from are in each trial's diagnostics, not here.",
+        "",
+        "| provider | variant | attempts ended by the provider | faults that ended them |",
+        "|---|---|---:|---|",
+    ]
+    for r in rows:
+        faults = ", ".join(f"{PROVIDER_FAULT_WORDS.get(k, k)} x{n}" for k, n in (r["by_fault"] or {}).items())
+        lines.append(f"| {r['provider']} | {r['variant']} | {r['attempts']} | {faults} |")
     return lines
 
 

@@ -60,7 +60,7 @@ STOP_REASONS = vocabulary.STOP_REASONS
 # Why a scheduled trial has no attempt: the stop reasons, plus the report's own.
 NOT_ATTEMPTED_REASONS = STOP_REASONS + ("not_reached", "admitted_without_attempt", "campaign_stopped")
 # Why an attempt counts towards spend but is no trial's result.
-SPEND_ONLY_REASONS = ("interrupted", "left_running", "not_carried")
+SPEND_ONLY_REASONS = ("interrupted", "left_running", "not_carried", "provider_error", "engine_error")
 # The basis of an equivalent-spend figure (providers catalog ``basis``, as an id).
 PRICE_BASES = ("public_list_price", "synthetic")
 EQUIVALENT_LABELS = ("list-price equivalent, not billed", "synthetic-price equivalent, not billed")
@@ -569,6 +569,10 @@ SCHEMA_DIAGNOSTICS = Obj(
         "tool_bearing_requests": Int(),
         "unmatched_requests": Int(),
         "streams_not_clean": Int(),
+        # What the provider did on the wire (campaign.profiler.faults): bounded words and counts.
+        "unbilled_error_responses": Int(),
+        "provider_faults": Map(Enum(vocabulary.PROVIDER_FAULTS), Int(), max_items=16),
+        "ending_fault": Enum(vocabulary.PROVIDER_FAULTS),
         "cache_write_observable": Bool(),
         "catalog_tool_counts": Map(Sha256(), Int(), max_items=64),
         "catalog_schema_tokens": Map(Sha256(), Int(), max_items=64),
@@ -703,6 +707,8 @@ VARIANT = Obj(
         "variant": Enum(VARIANTS),
         "attempts": Int(),
         "interrupted_attempts": Int(),
+        "provider_error_attempts": Int(),
+        "engine_error_attempts": Int(),
         "unfinished_attempts": Int(),
         "not_carried_attempts": Int(),
         "spend_attempts": Int(),
@@ -763,11 +769,23 @@ PROVIDER = Obj(
         "basis_reason": _NULLABLE_REASON,
         "attempts": Int(),
         "interrupted_attempts": Int(),
+        "provider_error_attempts": Int(),
+        "engine_error_attempts": Int(),
         "spend_attempts": Int(),
         "measured_spend_usd": Num(),
         "measured_spend_status": Enum(SPEND_STATUS),
         "equivalent_spend_usd": Num(),
         "equivalent_spend_status": Enum(SPEND_STATUS),
+    }
+)
+
+# Attempts the provider ended, per provider and variant, by the fault that ended them.
+PROVIDER_FAULTS = Obj(
+    {
+        "provider": Id(),
+        "variant": Enum(VARIANTS),
+        "attempts": Int(),
+        "by_fault": Map(Enum(vocabulary.PROVIDER_FAULTS), Int(), max_items=16),
     }
 )
 
@@ -882,6 +900,8 @@ REPORT_SCHEMA = Obj(
                 "attempted": Int(),
                 "carried_trials": Int(),
                 "interrupted_attempts": Int(),
+                "provider_error_attempts": Int(),
+                "engine_error_attempts": Int(),
                 "not_carried_attempts": Int(),
                 "attempts_by_status": Map(Enum(ATTEMPT_STATUSES), Int()),
                 "not_attempted": Int(),
@@ -913,6 +933,7 @@ REPORT_SCHEMA = Obj(
             }
         ),
         "providers": List(PROVIDER, max_items=64),
+        "provider_faults": List(PROVIDER_FAULTS, max_items=128),
         "spend": SPEND,
         "trials": List(TRIAL),
         "not_attempted_trials": List(NOT_ATTEMPTED),

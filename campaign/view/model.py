@@ -52,6 +52,10 @@ NOT_ATTEMPTED_WORDS = {
     "finalization_failed": "an earlier attempt's finalization failed",
     "interrupted": "the run was interrupted",
     "engine_error": "an engine error stopped the run",
+    "provider_unavailable": "its provider was halted (upstream down, or attempts in a row ended on provider errors)",
+    "fault_attempts_exhausted": "its attempts ended on provider errors too many times",
+    "worker_lost": "a worker was lost",
+    "lease_lost": "the runner's lease was lost",
 }
 COUNTER_WORDS = {
     "verified_pass": "verified outcome",
@@ -165,6 +169,8 @@ def trial_reason(row: Mapping[str, Any]) -> str | None:
         return f"{reason}: {NOT_ATTEMPTED_WORDS[reason]}" if reason in NOT_ATTEMPTED_WORDS else reason
     if row.get("attempt_status") == "interrupted" or row.get("outcome") == "interrupted":
         return f"interrupted ({row.get('failure_class') or 'no failure class recorded'})"
+    if row.get("attempt_status") == "faulted":
+        return f"{row.get('outcome')}: {row.get('failure_class') or 'no failure class recorded'}"
     if row.get("failure_class"):
         return str(row["failure_class"])
     return None

@@ -22,6 +22,7 @@ from campaign.report.forest import render_svg
 from campaign.view import model
 from campaign.view.model import ProviderProgress, null_reason, unknown_of
 from campaign.view.source import CampaignSummary, ChainVerdict
+from campaign.vocabulary import PROVIDER_FAULT_WORDS
 
 REFRESH_SECONDS = 3
 
@@ -172,6 +173,7 @@ def campaign_page(
     parts += [
         providers_section(providers, total_cap),
         variants_section(report["variants"] or []),
+        faults_section(report.get("provider_faults") or []),
         differences_section(report["paired_differences"]),
         el("section", text("h2", "Forest plot") + el("div", render_svg(dict(report)), id="forest", class_="plot")),
         trials_section(model.trial_rows(report)),
@@ -249,6 +251,8 @@ def _no_attempts_or_unknown(known_key: str | None) -> Reason:
 
 VARIANT_FIELDS: tuple[tuple[str, str, str, Reason | None], ...] = (
     ("attempts", "attempts", "int", None),
+    ("provider_error_attempts", "attempts the provider ended (no verdict)", "int", None),
+    ("engine_error_attempts", "attempts the engine ended (no verdict)", "int", None),
     ("unfinished_attempts", "unfinished attempts", "int", None),
     ("successes", "verified successes", "int", None),
     ("success_rate", "success rate", "rate", _reason("success_rate_reason")),
@@ -289,6 +293,27 @@ def variants_section(variants: Sequence[Mapping[str, Any]]) -> str:
     notes = el("ul", "".join(missing), id="missing") if missing else text("p", "Every attempt reported every counter.", class_="muted")
     table = el("table", el("thead", el("tr", head)) + el("tbody", rows), id="variants")
     return el("section", text("h2", "Per variant (as in the report JSON)") + table + text("h3", "Unknown counters") + notes)
+
+
+def faults_section(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Attempts the provider ended, per provider and variant, by the fault that ended them."""
+    if not rows:
+        return el("section", text("h2", "Provider faults") + text("p", "No attempt was ended by its provider.", class_="muted"), id="faults")
+    head = "".join(text("th", c) for c in ("provider", "variant", "attempts the provider ended", "faults that ended them"))
+    body = "".join(
+        el(
+            "tr",
+            text("td", r["provider"])
+            + text("td", r["variant"])
+            + text("td", r["attempts"], data_field="attempts")
+            + text("td", ", ".join(f"{PROVIDER_FAULT_WORDS.get(k, k)} x{n}" for k, n in (r["by_fault"] or {}).items())),
+            data_provider=r["provider"],
+            data_variant=r["variant"],
+        )
+        for r in rows
+    )
+    note = text("p", "No verdict: these attempts are left out of success and wall time, their trials ran again, their spend is counted.", class_="muted")
+    return el("section", text("h2", "Provider faults") + el("table", el("thead", el("tr", head)) + el("tbody", body), id="provider-faults") + note, id="faults")
 
 
 def differences_section(pd: Mapping[str, Any]) -> str:
