@@ -330,10 +330,12 @@ def test_an_engine_error_is_a_recorded_stop_not_a_traceback(tmp_path, monkeypatc
     profile.write_text('adapter = "generic"\npaid = false\nclient = ["true"]\nconfig_env = "CAMPAIGN_AGENT_CONFIG"\napplied_profile_from = "adapter"\n')
     db = tmp_path / "store.db"
     result = CliRunner().invoke(cli, ["coding", "--agent", str(profile), "--tasks", TASK, "--output", str(tmp_path / "r.json"), "--db", str(db), "--timeout", "5"])
-    assert result.exit_code == 0, result.output
+    # The run says what happened, and that it ended with work left (exit 3), never a traceback.
+    assert result.exit_code == 3, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
-    assert "stopped: engine_error" in result.output
-    assert rows(tmp_path, "SELECT status, outcome, failure_class, disposal_complete FROM attempts") == [("finished", "failed", "engine_error", 1)]
+    assert "stopped: engine_error" in result.output and "stopped by an engine error: FileNotFoundError" in result.output
+    # The engine's fault is no verdict of the agent's.
+    assert rows(tmp_path, "SELECT status, outcome, failure_class, verified_pass, disposal_complete FROM attempts") == [("faulted", "engine_error", "engine_error", None, 1)]
     assert rows(tmp_path, "SELECT state, stop_reason FROM campaigns") == [("stopped", "engine_error")]
 
 

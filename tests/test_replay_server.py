@@ -14,6 +14,7 @@ import openai
 import pytest
 
 from campaign import benchmark
+from campaign.errors import UsageProblem
 from campaign.replay import build_app, running_in_thread, script_for
 from campaign.replay.steps import usage_for_step
 
@@ -303,6 +304,34 @@ def test_faults_hit_the_numbered_requests_only():
             list(oai.responses.create(model="m", input="hi", stream=True))
         # Request 7 has no fault: the client's retry succeeds.
         assert claude.messages.create(**_anthropic_body()).stop_reason == "tool_use"
+
+
+def test_a_bad_day_for_every_request_and_a_request_that_hangs():
+    with running_in_thread(build_app(TASK.name, faults=["http-529:*", "http-429:2", "hang:3"])) as running:
+        claude = anthropic.Anthropic(base_url=running.base_url, api_key="dummy", max_retries=0)
+        with pytest.raises(anthropic.APIStatusError) as overloaded:
+            claude.messages.create(**_anthropic_body())
+        assert overloaded.value.status_code == 529 and overloaded.value.body["error"]["type"] == "overloaded_error"
+        with pytest.raises(anthropic.RateLimitError) as limited:
+            claude.messages.create(**_anthropic_body())
+        assert limited.value.response.headers["retry-after"] == "1"
+        # Request 3 is read and never answered: the client's own timeout is all that ends it.
+        with pytest.raises(anthropic.APITimeoutError):
+            claude.with_options(timeout=1.0).messages.create(**_anthropic_body())
+        with pytest.raises(anthropic.APIStatusError) as again:  # every other request: 529
+            claude.messages.create(**_anthropic_body())
+        assert again.value.status_code == 529
+
+
+@pytest.mark.parametrize("spec", ["hang:0", "http-418:1", "hang:*,", "cut-stream"])
+def test_a_malformed_fault_is_refused(spec):
+    with pytest.raises(UsageProblem, match="--fault"):
+        build_app(faults=[spec])
+
+
+def test_only_one_fault_for_every_request():
+    with pytest.raises(UsageProblem, match="every request"):
+        build_app(faults=["hang:*", "http-429:*"])
 
 
 @pytest.mark.parametrize("path, body, first", [

@@ -69,7 +69,7 @@ def test_provider_spend_counts_measured_cost_else_list_price_and_says_which(stor
     spent = repository.provider_spend(store, campaign_id, "offline")
     # Complete measured cost where reported; the list-price equivalent otherwise; else unknown.
     assert spent.usd == Decimal("0.6") and (spent.measured, spent.equivalent, spent.unknown) == (1, 2, 1)
-    assert spent.basis == "measured + list-price equivalent"
+    assert spent.basis == "measured + list-price equivalent + unknown for 1 attempt(s)"
     assert repository.provider_spend(store, campaign_id, "elsewhere").usd == Decimal(0)
 
 

@@ -181,3 +181,38 @@ def test_the_report_is_the_same_for_one_runner_on_sqlite_and_three_workers_on_po
         assert done.returncode == 0, done.stderr
         reports.append(json.loads((out / "report.json").read_text()))
     assert _comparable(reports[0]) == _comparable(reports[1])
+
+
+def test_a_dead_provider_is_halted_for_every_worker_while_the_others_finish(tmp_path, backend_url, catalog, tokenizer_cache):
+    # A third provider through the recording proxy to its own upstream, where nothing listens.
+    from test_provider_faults import Upstream, free_port
+
+    port = free_port()
+    with catalog.open("a") as fh:
+        fh.write(
+            f'\n[providers.flaky]\nroute = "flaky"\ndefault_model = "synthetic"\nagent = "offline-wire"\nupstream = "http://127.0.0.1:{port}"\n'
+            'basis = "synthetic"\nprice_source = "test"\nprice_date = "2026-12-01"\n\n[providers.flaky.prices]\n'
+            "uncached_input = 2.5\ncached_input = 0.25\ncache_write = 3.125\noutput = 10.0\n"
+        )
+    out = tmp_path / "out"
+    argv = command(out, backend_url, catalog, "--parallel-providers", "2", "--resume")
+    argv[argv.index("alpha,beta")] = "alpha,flaky"
+    env = {**env_for(tmp_path), "CAMPAIGN_TOKENIZER_CACHE": str(tokenizer_cache)}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert f"halted flaky: its upstream 127.0.0.1:{port} refused the connection" in done.stderr, done.stderr
+    by_provider = dict(rows(backend_url, "SELECT provider, string_agg(status, ',') FROM trials GROUP BY provider" if backend_url.startswith("postgresql") else "SELECT provider, group_concat(status) FROM trials GROUP BY provider"))
+    assert set(by_provider["alpha"].split(",")) == {"finished"} and set(by_provider["flaky"].split(",")) == {"scheduled"}
+    assert rows(backend_url, "SELECT state, stop_reason FROM campaigns") == [("stopped", "provider_unavailable")]
+    assert rows(backend_url, "SELECT provider, halted_reason FROM provider_leases WHERE halted_reason IS NOT NULL") == [("flaky", "provider_unavailable")]
+    assert rows(backend_url, "SELECT count(*) FROM attempts a JOIN trials t ON t.id = a.trial_pk WHERE t.provider = 'flaky'") == [(0,)]
+    # The provider is back: the same command (it has --resume) reopens it and finishes.
+    upstream = Upstream(port, tmp_path / "upstream.log").start()
+    try:
+        resumed = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        upstream.stop()
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert rows(backend_url, "SELECT state, stop_reason FROM campaigns") == [("completed", None)]
+    assert rows(backend_url, "SELECT count(*) FROM trials WHERE status != 'finished'") == [(0,)]
+    assert rows(backend_url, "SELECT count(*) FROM provider_leases WHERE halted_reason IS NOT NULL") == [(0,)]

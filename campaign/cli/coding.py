@@ -26,6 +26,11 @@ def _nonpaired(options: opt.CodingOptions, db: str | None) -> None:
     click.echo(f"attempted {result.attempted} tasks, {result.passed} verified passes{stopped}")
     click.echo(f"report: {result.output}")
     click.echo(f"store: {result.store} (campaign {result.campaign_id})")
+    if result.stop_reason:
+        if result.engine_error:
+            click.echo(f"stopped by an engine error: {result.engine_error}", err=True)
+        click.echo(f"unfinished: stopped ({result.stop_reason}) before every task had a result", err=True)
+        sys.exit(EXIT_UNFINISHED)
 
 
 def _live(options: opt.CodingOptions, db: str | None) -> None:

@@ -48,6 +48,8 @@ class NonpairedResult:
     attempted: int
     passed: int
     stop_reason: str | None
+    # What stopped an engine_error attempt, for the operator (never stored).
+    engine_error: str | None = None
 
 
 def schedule(tasks: tuple[benchmark.Task, ...]) -> tuple[ScheduledTrial, ...]:
@@ -86,6 +88,7 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
         default_provider=model.partition(":")[0],
     )
     stop_reason = None
+    engine_error: str | None = None
     passed = attempted = 0
     started = timer()
     try:
@@ -100,8 +103,12 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
                 attempted += 1
                 passed += result.outcome == "passed"
                 stop_reason = result.stop_reason
+                engine_error = result.error or engine_error
                 wall = "?" if result.wall_seconds is None else f"{result.wall_seconds:.1f}s"
                 progress(f"[{index}/{len(trials)}] {trial.task}: {result.outcome}{'' if result.failure_class is None else ' (' + result.failure_class + ')'} wall {wall}, elapsed {timer() - started:.0f}s")
+        if stop_reason is None and any(t.status == "scheduled" for t in repository.trials_in_order(engine, campaign_id)):
+            # A trial the provider ended has no result, and this diagnostic lane runs each task once.
+            stop_reason = "provider_unavailable"
         repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
     except Interrupted:
         with critical():
@@ -109,7 +116,7 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
             write_report(engine, campaign_id, output)
         raise
     write_report(engine, campaign_id, output)
-    return NonpairedResult(campaign_id, output, describe(engine.url), attempted, passed, stop_reason)
+    return NonpairedResult(campaign_id, output, describe(engine.url), attempted, passed, stop_reason, engine_error)
 
 
 _TRIAL_FIELDS = (

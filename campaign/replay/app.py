@@ -24,7 +24,8 @@ from campaign.replay.wire import anthropic, chat, responses
 
 _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 # Injected HTTP faults: (status, the error type the providers' own bodies carry).
-_HTTP_FAULTS = {"http-429": (429, "rate_limit_error"), "http-500": (500, "api_error"), "http-529": (529, "overloaded_error")}
+# None: the wire's own server-error type.
+_HTTP_FAULTS = {"http-429": (429, "rate_limit_error"), "http-500": (500, None), "http-529": (529, "overloaded_error")}
 _MODELS = ("replay", "claude-replay", "gpt-replay")
 
 
@@ -43,6 +44,8 @@ class _State:
 
 
 _STATE = web.AppKey("replay_state", _State)
+# Set when the server shuts down, so a request left hanging lets it stop at once.
+_CLOSING = web.AppKey("replay_closing", asyncio.Event)
 
 
 def check_task(task_name: str | None) -> str | None:
@@ -67,9 +70,14 @@ async def _generate(wire: ModuleType, request: web.Request) -> web.StreamRespons
     if fault in _HTTP_FAULTS:
         status, kind = _HTTP_FAULTS[fault]
         # A short retry-after, as providers send with these, keeps a retrying client quick.
-        return web.json_response(wire.error(f"injected fault {fault} on request {number}", kind), status=status, headers={"retry-after": "1"})
+        body = wire.error(f"injected fault {fault} on request {number}", *((kind,) if kind else ()))
+        return web.json_response(body, status=status, headers={"retry-after": "1"})
     if fault == "hang":
-        await asyncio.Event().wait()  # never answered; the server's shutdown cancels it
+        # Never answered: the connection is dropped only when the server shuts down.
+        await request.app[_CLOSING].wait()
+        if request.transport is not None:
+            request.transport.abort()
+        return web.Response(status=503)
     conversation = wire.parse(body)
     payload = wire.render(next_reply(conversation, state.task_name), conversation)
     if not conversation.stream:
@@ -127,6 +135,15 @@ def build_app(task_name: str | None = None, faults: Iterable[str] = ()) -> web.A
     """
     app = web.Application()
     app[_STATE] = _State(check_task(task_name), parse_faults(faults))
+
+    async def on_startup(app: web.Application) -> None:
+        app[_CLOSING] = asyncio.Event()  # made on the serving loop
+
+    async def on_shutdown(app: web.Application) -> None:
+        app[_CLOSING].set()
+
+    app.on_startup.append(on_startup)
+    app.on_shutdown.append(on_shutdown)
     if task_name is not None:
         script_for(task_name)  # built now, so a broken script fails at start, not mid-conversation
     app.router.add_get("/", _health)  # GET also answers HEAD
