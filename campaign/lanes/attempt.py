@@ -112,11 +112,6 @@ class AttemptOutcome:
     provider_faults: Mapping[str, int] | None = None
 
     @property
-    def verdict(self) -> bool:
-        """Whether the outcome is the agent's (passed, failed, timeout)."""
-        return self.outcome in VERDICTS
-
-    @property
     def stop_reason(self) -> str | None:
         """Why later trials must not start (the spec's fail-closed stops), if any."""
         if not self.cleanup_complete:

@@ -24,9 +24,9 @@ from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.progress import AttemptFinished
 from campaign.store import leases, repository
-from campaign.vocabulary import VERDICTS
 from campaign.store.models import Trial
 from campaign.supervise import critical, interruptible
+from campaign.vocabulary import VERDICTS
 
 HEARTBEAT_SECONDS = 2.0
 # A lease not heartbeaten for this long (database clock) belongs to a lost worker.
