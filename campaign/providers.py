@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from campaign import inputs
 from campaign.agents.profiles import builtin_profile_names
 from campaign.errors import UsageProblem
 
@@ -123,11 +124,12 @@ def catalog_digest(path: Path | None = None) -> str:
 
 def load_catalog(path: Path | None = None) -> Catalog:
     """The shipped catalog, or the one at ``path``; UsageProblem names what is wrong."""
-    source = Path(path).expanduser().resolve() if path is not None else BUILTIN_CATALOG
-    raw = _read(source)
+    given = Path(path).expanduser() if path is not None else BUILTIN_CATALOG
+    raw = _read(given)
+    source = given.resolve()
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(inputs.decode_text(raw, source, _CATALOG_OPTION, "providers catalog"))
+    except tomllib.TOMLDecodeError as exc:
         raise UsageProblem(f"cannot parse providers catalog {source}: {exc}", option=_CATALOG_OPTION) from None
     try:
         providers = parse_catalog(data)
@@ -278,7 +280,4 @@ def _counter(counters: Any, name: str) -> int | None:
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise UsageProblem(f"cannot read providers catalog {path}: {exc.strerror or exc}", option=_CATALOG_OPTION) from None
+    return inputs.read_bytes(path, _CATALOG_OPTION, "providers catalog")

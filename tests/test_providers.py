@@ -174,7 +174,7 @@ def test_strict_validation_names_the_problem(tmp_path, edit, message):
 
 
 def test_a_missing_catalog_file_is_a_usage_problem(tmp_path):
-    with pytest.raises(UsageProblem, match="cannot read providers catalog") as raised:
+    with pytest.raises(UsageProblem, match="nope.toml does not exist") as raised:
         load_catalog(tmp_path / "nope.toml")
     assert raised.value.option == "--providers-catalog"
     with pytest.raises(UsageProblem):
