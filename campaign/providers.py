@@ -157,7 +157,7 @@ def resolve_providers(spec: str | None, catalog: Catalog) -> tuple[Provider, ...
 
 
 def provider_for_route(catalog: Catalog, route: str) -> Provider | None:
-    """The catalog's provider for a PROVIDER:MODEL route's PROVIDER part (the first listed)."""
+    """The catalog's provider for a PROVIDER:MODEL route's PROVIDER part (a catalog gives each route one)."""
     return next((p for p in catalog.providers if p.route == route), None)
 
 
@@ -184,7 +184,14 @@ def parse_catalog(data: Mapping[str, Any]) -> tuple[Provider, ...]:
     table = data.get("providers")
     if not isinstance(table, dict) or not table:
         raise ValueError("needs at least one [providers.NAME] table")
-    return tuple(_provider(name, entry) for name, entry in table.items())
+    providers = tuple(_provider(name, entry) for name, entry in table.items())
+    by_route: dict[str, str] = {}
+    for provider in providers:
+        first = by_route.setdefault(provider.route, provider.name)
+        if first != provider.name:
+            # provider_for_route would silently pick the first: which provider a route means must be unambiguous.
+            raise ValueError(f"providers.{first} and providers.{provider.name} both take the route {provider.route!r}; give each route one provider")
+    return providers
 
 
 def _provider(name: str, entry: Any) -> Provider:

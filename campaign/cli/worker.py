@@ -44,12 +44,14 @@ def worker(db: str | None, campaign_id: int | None, providers: str | None, **val
     with core_errors():
         given = opt.CodingOptions(campaign=True, live=True, **{k: v for k, v in values.items()})
         caps = opt.campaign_caps(given)
+        wanted = [p.strip() for p in providers.split(",")] if providers is not None else None
+        if wanted is not None and not all(wanted):
+            raise UsageProblem(f"empty provider name in {providers!r}; give NAME,NAME or leave --providers out for any", option="--providers")
         engine = open_store(db, create=False)
         try:
             row = repository.get_campaign(engine, campaign_id) if campaign_id is not None else repository.latest_campaign(engine, kind="campaign")
             if row is None:
                 raise UsageProblem("no such campaign in this store; start one with campaign coding --campaign", option="--campaign-id")
-            wanted = [p.strip() for p in providers.split(",")] if providers else None
             inputs = parallel.worker_inputs(engine, row.id, given, os.environ)
             unknown = [p for p in wanted or () if p not in {x.name for x in inputs.providers}]
             if unknown:
