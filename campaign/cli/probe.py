@@ -14,7 +14,7 @@ from campaign.providers import REPLAY
 
 
 @click.command()
-@click.option("--agent", type=AgentProfileRef(), required=True, help="Built-in agent profile name or a profile FILE.toml.")
+@click.option("--agent", type=AgentProfileRef(), metavar="NAME|FILE.toml", required=True, help="Built-in agent profile name or a profile FILE.toml.")
 @click.option("--model", required=True, metavar="PROVIDER:MODEL", help="The route the live run will use; its MODEL name is sent to the replay provider.")
 @click.option("--task", "task_name", default=benchmark.task_names()[0], show_default=True, help="Benchmark task the probe replays.")
 def probe(agent: str, model: str, task_name: str) -> None:
