@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from campaign import inputs
 from campaign.digests import bytes_sha256, text_sha256
 from campaign.errors import UsageProblem
 
@@ -56,23 +57,12 @@ class VariantConfig:
 
 def load_base_config(path: Path) -> BaseConfig:
     """Read, parse and check the base config; every problem is a UsageProblem on --config."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageProblem(f"{path} does not exist", option=OPTION) from None
-    except IsADirectoryError:
-        raise UsageProblem(f"{path} is a directory, not a TOML file", option=OPTION) from None
-    except OSError as exc:
-        raise UsageProblem(f"cannot read {path}: {exc.strerror}", option=OPTION) from None
+    raw = inputs.read_bytes(Path(path), OPTION, "base config")
     return parse_base_config(raw, name=str(path))
 
 
 def parse_base_config(raw: bytes, name: str = "the base config") -> BaseConfig:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageProblem(f"{name} is not UTF-8 text (TOML must be UTF-8)", option=OPTION) from None
+    text = inputs.decode_text(raw, name, OPTION, "base config")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -17,8 +17,13 @@ class UsageProblem(CampaignError):
         super().__init__(message)
         self.option = option
 
+    @property
+    def reason(self) -> str:
+        """The message without the option's name, for a caller that names it (click does)."""
+        return super().__str__()
+
     def __str__(self) -> str:
-        text = super().__str__()
+        text = self.reason
         if self.option and self.option not in text:
             return f"{self.option}: {text}"
         return text

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from campaign import inputs
 from campaign.errors import UsageProblem
 from campaign.schedule import ScheduledTrial
 
@@ -196,17 +197,7 @@ def _has_non_finite(value: Any) -> bool:
 
 
 def read_json_object(path: Path, what: str, option: str | None = None) -> dict[str, Any]:
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageProblem(f"{path} does not exist", option=option) from None
-    except OSError as exc:
-        raise UsageProblem(f"cannot read {path}: {exc.strerror}", option=option) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageProblem(f"{what} {path} is not UTF-8 text", option=option) from None
+    text = inputs.read_text(Path(path), option, what.removeprefix("the "))
     return parse_json_object(text, f"{what} {path}", option)
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from campaign import inputs
 from campaign.agents.profiles import builtin_profile_names
 from campaign.errors import UsageProblem
 from campaign.profiler.wire import DEFAULT_SILENCE_S
@@ -126,11 +127,12 @@ def catalog_digest(path: Path | None = None) -> str:
 
 def load_catalog(path: Path | None = None) -> Catalog:
     """The shipped catalog, or the one at ``path``; UsageProblem names what is wrong."""
-    source = Path(path).expanduser().resolve() if path is not None else BUILTIN_CATALOG
-    raw = _read(source)
+    given = Path(path).expanduser() if path is not None else BUILTIN_CATALOG
+    raw = _read(given)
+    source = given.resolve()
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(inputs.decode_text(raw, source, _CATALOG_OPTION, "providers catalog"))
+    except tomllib.TOMLDecodeError as exc:
         raise UsageProblem(f"cannot parse providers catalog {source}: {exc}", option=_CATALOG_OPTION) from None
     try:
         providers = parse_catalog(data)
@@ -158,7 +160,7 @@ def resolve_providers(spec: str | None, catalog: Catalog) -> tuple[Provider, ...
 
 
 def provider_for_route(catalog: Catalog, route: str) -> Provider | None:
-    """The catalog's provider for a PROVIDER:MODEL route's PROVIDER part (the first listed)."""
+    """The catalog's provider for a PROVIDER:MODEL route's PROVIDER part (a catalog gives each route one)."""
     return next((p for p in catalog.providers if p.route == route), None)
 
 
@@ -185,7 +187,14 @@ def parse_catalog(data: Mapping[str, Any]) -> tuple[Provider, ...]:
     table = data.get("providers")
     if not isinstance(table, dict) or not table:
         raise ValueError("needs at least one [providers.NAME] table")
-    return tuple(_provider(name, entry) for name, entry in table.items())
+    providers = tuple(_provider(name, entry) for name, entry in table.items())
+    by_route: dict[str, str] = {}
+    for provider in providers:
+        first = by_route.setdefault(provider.route, provider.name)
+        if first != provider.name:
+            # provider_for_route would silently pick the first: which provider a route means must be unambiguous.
+            raise ValueError(f"providers.{first} and providers.{provider.name} both take the route {provider.route!r}; give each route one provider")
+    return providers
 
 
 def _provider(name: str, entry: Any) -> Provider:
@@ -289,7 +298,4 @@ def _counter(counters: Any, name: str) -> int | None:
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise UsageProblem(f"cannot read providers catalog {path}: {exc.strerror or exc}", option=_CATALOG_OPTION) from None
+    return inputs.read_bytes(path, _CATALOG_OPTION, "providers catalog")

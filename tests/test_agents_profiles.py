@@ -90,7 +90,7 @@ def test_invalid_profiles_are_usage_problems(tmp_path, text, message):
 def test_unknown_name_and_missing_file():
     with pytest.raises(UsageProblem, match="built-ins: claude-code"):
         load_profile("no-such-agent")
-    with pytest.raises(UsageProblem, match="not found"):
+    with pytest.raises(UsageProblem, match="agent.toml does not exist"):
         load_profile("/no/such/agent.toml")
 
 

@@ -294,8 +294,6 @@ def test_get_task_by_name_and_unknown_names():
 
 def test_resolve_tasks_selection():
     assert resolve_tasks(None) == TASKS
-    assert resolve_tasks("") == TASKS
-    assert resolve_tasks("  ") == TASKS
     a, b = TASKS[5].name, TASKS[2].name
     assert [t.name for t in resolve_tasks(f"{a},{b}")] == [a, b]
     assert [t.name for t in resolve_tasks(f" {b} , {a} ")] == [b, a]
@@ -310,6 +308,9 @@ def test_resolve_tasks_selection():
         ("lru-cache-eviction,lru-cache-eviction", UsageProblem),
         ("lru-cache-eviction,,slug-unicode", UsageProblem),
         ("lru-cache-eviction,", UsageProblem),
+        # An empty list is a mistake, not "all twelve" (that is --tasks left out).
+        ("", UsageProblem),
+        ("  ", UsageProblem),
     ],
 )
 def test_resolve_tasks_rejects_bad_specs(spec, error):

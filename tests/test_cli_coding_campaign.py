@@ -81,6 +81,11 @@ def invariants(out: Path) -> None:
         (["coding", "--campaign", "--output-dir", "X", "--providers", "anthropic", "--agent", "offline", "--live"], "ANTHROPIC_API_KEY"),
         (["coding", "--campaign", "--output-dir", "X", "--providers", "anthropic", "--agent", "gemini"], "cannot report which disclosure profile"),
         (["coding", "--campaign", "--output-dir", "X", "--schema-budgets", "1"], "--schema-budgets"),
+        # An empty list is a mistake, never the default (issue 26: --tasks '' ran all twelve).
+        (["coding", "--campaign", "--output-dir", "X", "--tasks", ""], "--tasks is empty"),
+        (["coding", "--campaign", "--output-dir", "X", "--tasks", " ", "--live"], "--tasks is empty"),
+        (["coding", "--campaign", "--output-dir", "X", "--variants", ""], "only baseline,coding is supported, got ''"),
+        (["coding", "--campaign", "--output-dir", "X", "--providers", ""], "--providers"),
     ],
 )
 def test_rejections_write_nothing(tmp_path, monkeypatch, args, needle):

@@ -116,3 +116,53 @@ def test_the_text_file_given_as_a_store_is_left_alone(runner, tmp_path):
     assert text.read_text() == "not a database\n"
     with pytest.raises(sqlite3.DatabaseError):
         sqlite3.connect(text).execute("SELECT 1 FROM sqlite_master").fetchall()
+
+
+# --- read-only commands leave a store as they found it ---------------------------------
+
+
+# Every command that only reads the store (outputs go elsewhere).
+READ_ONLY = [
+    ["verify"],
+    ["report", "--output", "{out}/r.json"],
+    ["export", "--output-dir", "{out}/shared"],
+    ["sql", "SELECT count(*) FROM attempts"],
+    ["db", "current"],
+    ["db", "check"],
+    ["db", "schema"],
+    ["db", "tables"],
+]
+
+
+def _beside(store: Path) -> dict[str, bytes]:
+    """The store and whatever SQLite put beside it (-wal, -shm, -journal)."""
+    return {p.name: p.read_bytes() for p in sorted(store.parent.iterdir())}
+
+
+@pytest.mark.parametrize("command", READ_ONLY, ids=lambda c: " ".join(c[:2]))
+def test_an_empty_file_is_refused_or_shown_and_left_empty(runner, tmp_path, command):
+    store = tmp_path / "store" / "campaign.db"
+    store.parent.mkdir()
+    store.write_bytes(b"")
+    args = [a.replace("{out}", str(tmp_path / "out")) for a in command]
+    result = runner.invoke(cli, [*args, "--db", str(store)])
+    if result.exit_code == 0:
+        assert "state: empty" in result.output  # db current says what it found
+    else:
+        assert result.exit_code == 2, result.output
+        assert "--db" in _one_error_line(result)
+    assert _beside(store) == {"campaign.db": b""}
+
+
+@pytest.mark.parametrize("command", READ_ONLY, ids=lambda c: " ".join(c[:2]))
+def test_a_store_at_rest_is_byte_for_byte_unchanged_with_nothing_beside_it(runner, engine, db_path, tmp_path, command):
+    from test_report_fixtures import full_attempt, insert_campaign, paired_trials
+
+    insert_campaign(engine, paired_trials(["a", "b"], 1, lambda t, r, v: full_attempt(verified_pass=v == "coding")))
+    engine.dispose()  # the writer is gone: SQLite removed its -wal and -shm
+    before = _beside(db_path)
+    assert list(before) == ["campaign.db"]
+    args = [a.replace("{out}", str(tmp_path / "out")) for a in command]
+    result = runner.invoke(cli, [*args, "--db", str(db_path)])
+    assert result.exit_code == 0, result.output
+    assert _beside(db_path) == before

@@ -63,6 +63,24 @@ def test_output_must_be_a_json_file(engine, db_url, runner, tmp_path):
     assert result.exit_code == 2 and "--output" in result.output
 
 
+def test_output_into_a_place_that_cannot_be_written_is_one_line_naming_it(engine, db_url, runner, tmp_path):
+    _campaign(engine)
+    (tmp_path / "plain").write_text("x")
+    # /proc/self refuses new files even to root; a path under a regular file cannot exist.
+    for output in ("/proc/self/report.json", str(tmp_path / "plain" / "report.json"), str(tmp_path / "plain" / "deeper" / "report.json")):
+        result = runner.invoke(cli, ["report", "--output", output, "--db", db_url])
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output and "--output" in _one_error(result)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain", "store"]
+
+
+def _one_error(result) -> str:
+    assert isinstance(result.exception, SystemExit), result.exception
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, result.output
+    return errors[0]
+
+
 def test_export_refuses_a_plan_only_campaign(engine, db_url, runner, tmp_path):
     planned = insert_campaign(
         engine, paired_trials(["a"], 1, lambda t, r, v: None), live=False, state="planned", approved_plan_digest=None

@@ -70,6 +70,26 @@ def test_writes_are_refused_and_change_nothing(runner, seeded, statement):
     assert seeded.read_bytes() == before
 
 
+@pytest.mark.parametrize("statement", ["SELECT 1; SELECT 2", "SELECT 1; DELETE FROM campaigns", "SELECT ?"])
+def test_more_than_one_statement_is_bad_input_and_runs_nothing(runner, seeded, statement):
+    before = seeded.read_bytes()
+    result = runner.invoke(cli, ["sql", statement, "--db", str(seeded)])
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "STATEMENT" in errors[0] and "nothing was run" in errors[0], result.output
+    assert _count(seeded) == 1
+    assert seeded.read_bytes() == before
+
+
+def test_a_statement_that_is_not_utf8_is_bad_input(runner, seeded):
+    # What Python makes of argv bytes that are not UTF-8: lone surrogates.
+    statement = b"SELECT '\xff\xfe'".decode("utf-8", "surrogateescape")
+    result = runner.invoke(cli, ["sql", statement, "--db", str(seeded)])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1] == "Error: STATEMENT: the statement is not UTF-8 text; nothing was run"
+    assert "Traceback" not in result.output
+
+
 def test_sql_error_is_one_clear_line(runner, seeded):
     result = runner.invoke(cli, ["sql", "SELECT * FROM no_such_table", "--db", str(seeded)])
     assert result.exit_code == 1

@@ -163,6 +163,8 @@ def test_an_override_file_loads(tmp_path):
         (lambda t: t.replace("[providers.acme]", "[providers.Acme]").replace("[providers.acme.prices]", "[providers.Acme.prices]"), "name"),
         (lambda t: "", "at least one"),
         (lambda t: t.replace("[providers.acme]", "[providers.acme"), "cannot parse"),
+        # provider_for_route would silently take the first of two: both are named instead.
+        (lambda t: t + t.replace("[providers.acme", "[providers.acme-eu"), "providers.acme and providers.acme-eu both take the route 'acme'"),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )
@@ -174,7 +176,7 @@ def test_strict_validation_names_the_problem(tmp_path, edit, message):
 
 
 def test_a_missing_catalog_file_is_a_usage_problem(tmp_path):
-    with pytest.raises(UsageProblem, match="cannot read providers catalog") as raised:
+    with pytest.raises(UsageProblem, match="nope.toml does not exist") as raised:
         load_catalog(tmp_path / "nope.toml")
     assert raised.value.option == "--providers-catalog"
     with pytest.raises(UsageProblem):

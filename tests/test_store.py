@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 from sqlalchemy import inspect
+from sqlalchemy.exc import DBAPIError
 
 from campaign.errors import SchemaAhead, SchemaBehind, StoreError, UsageProblem
 from campaign.schedule import build_schedule
@@ -60,6 +61,26 @@ def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path):
     with pytest.raises(StoreError, match="cannot open the store"):
         open_store(str(bogus))
     assert bogus.read_text().startswith("this is not sqlite")
+
+
+def test_a_read_only_store_cannot_write_and_follows_a_writer_that_starts_later(db_path, db_url, engine, make_attempt):
+    make_attempt("task-a")
+    engine.dispose()  # at rest: no -wal or -shm beside it
+    reader = open_store(db_url, readonly=True)
+    try:
+        count = "SELECT count(*) FROM trials"
+        with reader.connect() as conn:
+            assert conn.exec_driver_sql(count).scalar() == 1
+            with pytest.raises(DBAPIError, match="readonly"):
+                conn.exec_driver_sql("DELETE FROM trials")
+        assert sorted(p.name for p in db_path.parent.iterdir()) == ["campaign.db"]
+        make_attempt("task-b")  # a writer opens the store while the reader lives
+        with reader.connect() as conn:
+            assert conn.exec_driver_sql(count).scalar() == 2
+    finally:
+        reader.dispose()
+        engine.dispose()
+    assert sorted(p.name for p in db_path.parent.iterdir()) == ["campaign.db"]
 
 
 def test_non_sqlalchemy_url_is_a_usage_problem():

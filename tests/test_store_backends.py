@@ -73,6 +73,9 @@ def test_sql_is_read_only(store, backend_url, runner):
     assert json.loads(ok.output) == [{"n": 8}]
     refused = runner.invoke(cli, ["sql", "DELETE FROM trials", "--db", backend_url])
     assert refused.exit_code == 2 and "read-only" in refused.output
+    for statement in ("SELECT 1; SELECT 2", "SELECT 1; DELETE FROM trials"):
+        two = runner.invoke(cli, ["sql", statement, "--db", backend_url])
+        assert two.exit_code == 2 and "STATEMENT" in two.output, two.output
     assert json.loads(runner.invoke(cli, ["sql", "SELECT count(*) AS n FROM trials", "--db", backend_url, "--json"]).output) == [{"n": 8}]
 
 

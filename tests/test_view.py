@@ -363,6 +363,7 @@ def test_a_served_store_is_unchanged_and_ctrl_c_exits_130(engine, db_path):
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
     assert (hashlib.sha256(db_path.read_bytes()).hexdigest(), db_path.stat().st_mtime_ns) == before
+    assert [p.name for p in db_path.parent.iterdir()] == [db_path.name]  # no -wal or -shm left beside it
 
 
 def test_sigterm_stops_it_too(engine, db_path):

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from campaign.cli import cli
 from campaign.providers import BUILTIN_CATALOG
 from campaign.store.engine import make_engine, resolve_url
 
@@ -39,7 +40,8 @@ def catalog(tmp_path: Path) -> Path:
     text_ = BUILTIN_CATALOG.read_text()
     block = text_[text_.index("[providers.offline]") :]
     path = tmp_path / "providers.toml"
-    path.write_text(block.replace("[providers.offline", "[providers.alpha") + "\n" + block.replace("[providers.offline", "[providers.beta"))
+    blocks = (block.replace("[providers.offline", f"[providers.{name}").replace('route = "offline"', f'route = "{name}"') for name in ("alpha", "beta"))
+    path.write_text("\n".join(blocks))
     return path
 
 
@@ -216,3 +218,11 @@ def test_a_dead_provider_is_halted_for_every_worker_while_the_others_finish(tmp_
     assert rows(backend_url, "SELECT state, stop_reason FROM campaigns") == [("completed", None)]
     assert rows(backend_url, "SELECT count(*) FROM trials WHERE status != 'finished'") == [(0,)]
     assert rows(backend_url, "SELECT count(*) FROM provider_leases WHERE halted_reason IS NOT NULL") == [(0,)]
+
+
+@pytest.mark.parametrize("providers", ["", " ", "alpha,,beta"])
+def test_an_empty_provider_list_is_refused_before_the_store_is_opened(runner, tmp_path, providers):
+    result = runner.invoke(cli, ["worker", "--providers", providers, "--db", str(tmp_path / "campaign.db")])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1].startswith("Error: empty provider name in") and "--providers" in result.output
+    assert list(tmp_path.iterdir()) == []

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
+from campaign import inputs
 from campaign.agents.adapters import adapter_names
 from campaign.errors import UsageProblem
 
@@ -126,23 +127,28 @@ def builtin_profile_names() -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in PROFILES_DIR.glob("*.toml")))
 
 
+def names_a_file(name_or_path: str) -> bool:
+    """Whether ``--agent`` names a profile file (a ``.toml`` name or a path) rather than a built-in."""
+    return name_or_path.endswith(".toml") or os.sep in name_or_path
+
+
 def load_profile(name_or_path: str, source: Path | None = None) -> AgentProfile:
     """A built-in profile by name, or a profile from a ``.toml`` file (relative to the cwd)."""
-    is_file = name_or_path.endswith(".toml") or os.sep in name_or_path
+    is_file = names_a_file(name_or_path)
     if is_file:
-        path = Path(name_or_path).expanduser().resolve()
-        if not path.is_file():
-            raise UsageProblem(f"agent profile file not found: {name_or_path}", option=_OPTION)
+        given = Path(name_or_path).expanduser()
+        text = inputs.read_text(given, _OPTION, "agent profile")
+        path = given.resolve()
     else:
         if name_or_path not in builtin_profile_names():
             known = ", ".join(builtin_profile_names())
             message = f"unknown agent {name_or_path!r}; built-ins: {known}; or give a FILE.toml"
             raise UsageProblem(message, option=_OPTION)
         path = PROFILES_DIR / f"{name_or_path}.toml"
+        text = path.read_text(encoding="utf-8")
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise UsageProblem(f"cannot read agent profile {name_or_path}: {exc}", option=_OPTION) from exc
     try:
         profile = parse_profile(data, default_name=path.stem)

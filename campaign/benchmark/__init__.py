@@ -103,13 +103,15 @@ def get_task(name: str) -> Task:
 
 
 def resolve_tasks(spec: str | None) -> tuple[Task, ...]:
-    """Tasks selected by a ``--tasks NAME,NAME`` value: omitted means all twelve.
+    """Tasks selected by a ``--tasks NAME,NAME`` value: omitted means all twelve, empty is refused.
 
     The given order is kept (it is part of the experiment's identity) and a name
     given twice is rejected rather than silently weighting that task double.
     """
-    if spec is None or not spec.strip():
+    if spec is None:
         return all_tasks()
+    if not spec.strip():
+        raise UsageProblem("--tasks is empty; give NAME,NAME (`campaign tasks list`) or leave it out for all twelve", option=_TASKS_OPTION)
     names = [part.strip() for part in spec.split(",")]
     if any(not name for name in names):
         raise UsageProblem(f"empty task name in {spec!r}", option=_TASKS_OPTION)

@@ -5,19 +5,17 @@ from __future__ import annotations
 import shlex
 import sys
 from decimal import Decimal
-from pathlib import Path
 
 import click
 
-from campaign.cli.common import EXIT_UNFINISHED, OutputDir, core_errors, db_option
+from campaign.cli.common import EXIT_UNFINISHED, core_errors, db_option
+from campaign.cli.paths import AgentProfileRef, InputDir, InputFile, OutputDir, OutputFile
 from campaign.lanes import options as opt
 from campaign.errors import Interrupted
 from campaign.lanes import multi_provider, nonpaired, paired_live, paired_plan
 from campaign.lanes.continuation import CampaignBlocked
 from campaign.lanes.parallel import WorkerLost
 from campaign.report import write_report
-
-_PATH = click.Path(path_type=Path)
 
 
 def _nonpaired(options: opt.CodingOptions, db: str | None) -> None:
@@ -123,29 +121,29 @@ def _say_why_unfinished(result) -> None:
 
 @click.command(context_settings={"max_content_width": 100})
 @click.option("--paired", is_flag=True, help="Repeated paired disclosure trials (baseline vs coding) under the plan gate.")
-@click.option("--launcher", type=_PATH, help="The agent executable, inside --source (an installed launcher from another revision is refused). Needed only when the agent profile runs {launcher}; no default.")
-@click.option("--source", type=_PATH, metavar="DIR", help="The source checkout whose revision and content are bound [default: git root of the current directory].")
-@click.option("--agent", metavar="NAME|FILE.toml", help="Agent profile: a built-in name or a profile file [default: offline].")
+@click.option("--launcher", type=InputFile("launcher", text=False), help="The agent executable, inside --source (an installed launcher from another revision is refused). Needed only when the agent profile runs {launcher}; no default.")
+@click.option("--source", type=InputDir(), metavar="DIR", help="The source checkout whose revision and content are bound [default: git root of the current directory].")
+@click.option("--agent", type=AgentProfileRef(), metavar="NAME|FILE.toml", help="Agent profile: a built-in name or a profile file [default: offline].")
 @click.option("--model", metavar="PROVIDER:MODEL", help=f"One model route for every variant [default: {opt.DEFAULT_MODEL}].")
 @click.option("--tasks", metavar="NAME,NAME", help="Benchmark tasks [default: all twelve].")
 @click.option("--repetitions", type=int, metavar="N", help=f"Paired and --campaign: positive repetitions per task and variant [default: {opt.DEFAULT_REPETITIONS}].")
 @click.option("--seed", type=int, metavar="N", help=f"Paired and --campaign: scheduling and uncertainty seed [default: {opt.DEFAULT_SEED}].")
-@click.option("--config", type=_PATH, metavar="FILE.toml", help="Base config without runtime.tools.disclosure, outside --source: required with --paired, optional with --campaign.")
+@click.option("--config", type=InputFile("base config"), metavar="FILE.toml", help="Base config without runtime.tools.disclosure, outside --source: required with --paired, optional with --campaign.")
 @click.option("--timeout", type=int, metavar="S", help=f"Positive per-attempt deadline in seconds [default: {opt.DEFAULT_TIMEOUT}].")
 @click.option("--run-timeout", type=int, metavar="S", help=f"Paired only: positive whole-run deadline in seconds [default: {opt.DEFAULT_RUN_TIMEOUT}].")
-@click.option("--profile-python", type=_PATH, metavar="PATH", help="Paired only: Python >= 3.11 for the profiler [default: this interpreter].")
-@click.option("--output", type=_PATH, metavar="FILE.json", help="Required without --campaign (which writes to --output-dir): the report, or with --paired and no --live the unsigned plan template. Must be outside --source (it would change the source digest).")
-@click.option("--plan", type=_PATH, metavar="FILE.json", help="Paired --live only: the approved plan object (not the template).")
+@click.option("--profile-python", type=InputFile("Python interpreter", text=False), metavar="PATH", help="Paired only: Python >= 3.11 for the profiler [default: this interpreter].")
+@click.option("--output", type=OutputFile(), metavar="FILE.json", help="Required without --campaign (which writes to --output-dir): the report, or with --paired and no --live the unsigned plan template. Must be outside --source (it would change the source digest).")
+@click.option("--plan", type=InputFile("approved plan"), metavar="FILE.json", help="Paired --live only: the approved plan object (not the template).")
 @click.option("--approve-plan-digest", metavar="SHA256", help="Paired --live only: lowercase SHA-256 of the canonical approved plan.")
 @click.option("--live/--no-live", default=None, help="Never implied. --paired: allow paid calls once every approval check passes; --campaign: run the trials (without it, only the schedule is shown).")
-@click.option("--failure-dir", type=_PATH, metavar="DIR", help="Private failure bundles, outside --source; never upload or commit them.")
+@click.option("--failure-dir", type=OutputDir(), metavar="DIR", help="Private failure bundles, outside --source; never upload or commit them.")
 @click.option("--campaign", "campaign", is_flag=True, help="Resumable multi-provider campaign (baseline vs coding per provider); --live executes, --resume continues.")
 @click.option("--providers", metavar="NAME,NAME", help="Campaign only: providers from the catalog [default: offline].")
 @click.option("--variants", metavar="baseline,coding", help="Campaign only: the variants (only baseline,coding is supported).")
 @click.option("--control-plane-port", type=int, metavar="PORT", help="Campaign only: a fixed loopback port for the agent runtime's control plane [default: OS-chosen].")
 @click.option("--output-dir", type=OutputDir(), metavar="DIR", help="Campaign only, required: the store (campaign.db) and reports live here.")
 @click.option("--resume", is_flag=True, help="Campaign only: continue the campaign in --output-dir from what the store records.")
-@click.option("--providers-catalog", type=_PATH, metavar="FILE.toml", help="Paired and --campaign: a providers catalog instead of the shipped one (custom routes, upstreams, prices).")
+@click.option("--providers-catalog", type=InputFile("providers catalog"), metavar="FILE.toml", help="Paired and --campaign: a providers catalog instead of the shipped one (custom routes, upstreams, prices).")
 @click.option("--continue-blocked", "continue_blocked", is_flag=True, help="Campaign only, with --resume: when a killed runner blocked the campaign and recovery proved its processes gone, continue the experiment in a new linked campaign that carries over the finished, verified trials.")
 @click.option("--max-spend-usd", metavar="USD", help="Campaign only, with --attempt-ceiling-usd: each provider's spend cap; an attempt starts only while its spend so far plus the ceiling fits. Measured cost where the client reports it, list-price equivalent otherwise.")
 @click.option("--max-total-spend-usd", metavar="USD", help="Campaign only, with --attempt-ceiling-usd: one cap over every provider's spend together, held even when workers race.")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from campaign.cli.common import core_errors, db_option
+from campaign.cli.paths import OutputFile, StoreTarget
 from campaign.store import migrate, query
 from campaign.store.engine import describe, open_failure, resolve_url
 
@@ -49,7 +50,7 @@ def current(db: str | None) -> None:
     """
     with core_errors():
         url = resolve_url(db, must_exist=True)
-        engine = migrate.make_engine(url)
+        engine = migrate.make_engine(url, readonly=True)
         try:
             state = migrate.schema_state(engine)
             revision = migrate.current_revision(engine) if state != "empty" else None
@@ -81,7 +82,7 @@ def check(db: str | None) -> None:
 
 @db.command()
 @db_option
-@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), help="Backup file (default: next to the store, timestamped).")
+@click.option("--output", "output", type=OutputFile(), help="Backup file (default: next to the store, timestamped).")
 def backup(db: str | None, output: Path | None) -> None:
     """Write a consistent copy of a SQLite store.
 
@@ -100,7 +101,7 @@ def backup(db: str | None, output: Path | None) -> None:
 
 
 @db.command()
-@click.option("--db", "db", metavar="URL|PATH", help="Print this store's schema instead of a fresh store's at head.")
+@click.option("--db", "db", type=StoreTarget(), metavar="URL|PATH", help="Print this store's schema instead of a fresh store's at head.")
 def schema(db: str | None) -> None:
     """Print the schema (CREATE statements) for ad-hoc SQL: a fresh store's at head, or --db's.
 

@@ -8,8 +8,7 @@ import click
 
 from campaign import plan as core
 from campaign.cli.common import core_errors
-
-_PATH = click.Path(path_type=Path, dir_okay=False)
+from campaign.cli.paths import InputFile, OutputFile
 
 
 @click.group()
@@ -24,8 +23,8 @@ def plan() -> None:
 
 
 @plan.command()
-@click.argument("template", type=_PATH)
-@click.argument("out", type=_PATH)
+@click.argument("template", type=InputFile("plan template"))
+@click.argument("out", type=OutputFile())
 def extract(template: Path, out: Path) -> None:
     """Write the plan object held by TEMPLATE to OUT, for review and approval.
 
@@ -39,7 +38,7 @@ def extract(template: Path, out: Path) -> None:
 
 
 @plan.command()
-@click.argument("plan_file", metavar="PLAN", type=_PATH)
+@click.argument("plan_file", metavar="PLAN", type=InputFile("plan"))
 def digest(plan_file: Path) -> None:
     """Print the lowercase SHA-256 of PLAN's canonical JSON (the spec's canonical form).
 

@@ -8,12 +8,13 @@ import click
 
 from campaign import benchmark
 from campaign.cli.common import core_errors
+from campaign.cli.paths import AgentProfileRef
 from campaign.lanes.probe import run_probe
 from campaign.providers import REPLAY
 
 
 @click.command()
-@click.option("--agent", required=True, help="Built-in agent profile name or a profile FILE.toml.")
+@click.option("--agent", type=AgentProfileRef(), metavar="NAME|FILE.toml", required=True, help="Built-in agent profile name or a profile FILE.toml.")
 @click.option("--model", required=True, metavar="PROVIDER:MODEL", help="The route the live run will use; its MODEL name is sent to the replay provider.")
 @click.option("--task", "task_name", default=benchmark.task_names()[0], show_default=True, help="Benchmark task the probe replays.")
 def probe(agent: str, model: str, task_name: str) -> None:

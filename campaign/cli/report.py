@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from campaign.cli.common import OutputDir, core_errors, db_option
+from campaign.cli.common import core_errors, db_option
+from campaign.cli.paths import OutputDir, OutputFile
 from campaign.report import export_report, write_report
 from campaign.store.migrate import open_store
 
@@ -21,7 +22,7 @@ allow_unverified_option = click.option(
 
 @click.command()
 @campaign_argument
-@click.option("--output", "output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Report JSON; the .md summary and .svg plot go beside it.")
+@click.option("--output", "output", required=True, type=OutputFile(), help="Report JSON; the .md summary and .svg plot go beside it.")
 @allow_unverified_option
 @db_option
 def report(campaign_id: int | None, output: Path, db: str | None, allow_unverified: bool) -> None:
@@ -33,7 +34,7 @@ def report(campaign_id: int | None, output: Path, db: str | None, allow_unverifi
       campaign report 2 --output /tmp/campaign-2.json
     """
     with core_errors():
-        engine = open_store(db, create=False)
+        engine = open_store(db, readonly=True)
         try:
             written = write_report(engine, campaign_id, output, allow_unverified=allow_unverified)
         finally:
@@ -54,7 +55,7 @@ def export(campaign_id: int | None, output_dir: Path, db: str | None, allow_unve
       campaign export --db campaign-out/campaign.db --output-dir /tmp/share
     """
     with core_errors():
-        engine = open_store(db, create=False)
+        engine = open_store(db, readonly=True)
         try:
             written = export_report(engine, campaign_id, output_dir, allow_unverified=allow_unverified)
         finally:

@@ -25,7 +25,7 @@ def verify(campaign_id: int | None, db: str | None) -> None:
       campaign verify 1 --db campaign-out/campaign.db
     """
     with core_errors():
-        engine = open_store(db, create=False)
+        engine = open_store(db, readonly=True)
         try:
             problems = chain.verify_chain(engine, campaign_id)
             rows = chain.count_rows(engine, campaign_id)

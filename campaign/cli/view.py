@@ -8,11 +8,12 @@ import click
 from click.core import ParameterSource
 
 from campaign.cli.common import core_errors, db_option
+from campaign.cli.paths import InputDir
 from campaign.view import ViewOptions, serve
 
 
 @click.command()
-@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR", help="A campaign's --output-dir: view the store (campaign.db) there.")
+@click.option("--output-dir", type=InputDir(), metavar="DIR", help="A campaign's --output-dir: view the store (campaign.db) there.")
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind; anything else needs --allow-remote.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port to bind; 0 picks a free one.")

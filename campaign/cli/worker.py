@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import click
 
 from campaign.cli.common import core_errors, db_option
+from campaign.cli.paths import AgentProfileRef, InputFile, OutputDir
 from campaign.errors import UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes import parallel
@@ -16,16 +16,14 @@ from campaign.lanes.worker import run_worker
 from campaign.store import leases, repository
 from campaign.store.migrate import open_store
 
-_PATH = click.Path(path_type=Path)
-
 
 @click.command(context_settings={"max_content_width": 100})
 @click.option("--campaign-id", type=int, metavar="ID", help="The campaign to work on [default: the store's latest campaign].")
 @click.option("--providers", metavar="NAME,NAME", help="Only these providers of the campaign [default: any].")
-@click.option("--agent", metavar="NAME|FILE.toml", help="The campaign's agent profile, when it was not the catalog's default.")
-@click.option("--config", type=_PATH, metavar="FILE.toml", help="The campaign's base config, when it had one.")
-@click.option("--providers-catalog", type=_PATH, metavar="FILE.toml", help="The campaign's providers catalog, when it was not the shipped one.")
-@click.option("--failure-dir", type=_PATH, metavar="DIR", help="Private failure bundles, as for campaign coding.")
+@click.option("--agent", type=AgentProfileRef(), metavar="NAME|FILE.toml", help="The campaign's agent profile, when it was not the catalog's default.")
+@click.option("--config", type=InputFile("base config"), metavar="FILE.toml", help="The campaign's base config, when it had one.")
+@click.option("--providers-catalog", type=InputFile("providers catalog"), metavar="FILE.toml", help="The campaign's providers catalog, when it was not the shipped one.")
+@click.option("--failure-dir", type=OutputDir(), metavar="DIR", help="Private failure bundles, as for campaign coding.")
 @click.option("--max-spend-usd", metavar="USD", help="Each provider's spend cap (with --attempt-ceiling-usd), as for campaign coding --campaign.")
 @click.option("--max-total-spend-usd", metavar="USD", help="The campaign's spend cap over every provider (with --attempt-ceiling-usd).")
 @click.option("--attempt-ceiling-usd", metavar="USD", help="The most one attempt may spend; reserved at admission.")
@@ -46,12 +44,14 @@ def worker(db: str | None, campaign_id: int | None, providers: str | None, **val
     with core_errors():
         given = opt.CodingOptions(campaign=True, live=True, **{k: v for k, v in values.items()})
         caps = opt.campaign_caps(given)
+        wanted = [p.strip() for p in providers.split(",")] if providers is not None else None
+        if wanted is not None and not all(wanted):
+            raise UsageProblem(f"empty provider name in {providers!r}; give NAME,NAME or leave --providers out for any", option="--providers")
         engine = open_store(db, create=False)
         try:
             row = repository.get_campaign(engine, campaign_id) if campaign_id is not None else repository.latest_campaign(engine, kind="campaign")
             if row is None:
                 raise UsageProblem("no such campaign in this store; start one with campaign coding --campaign", option="--campaign-id")
-            wanted = [p.strip() for p in providers.split(",")] if providers else None
             inputs = parallel.worker_inputs(engine, row.id, given, os.environ)
             unknown = [p for p in wanted or () if p not in {x.name for x in inputs.providers}]
             if unknown:

@@ -113,7 +113,7 @@ class ResumeRefused(CampaignError):
 
 
 def parse_variants(value: str | None) -> tuple[str, ...]:
-    names = tuple(v.strip() for v in (value or ",".join(VARIANTS)).split(","))
+    names = tuple(v.strip() for v in (",".join(VARIANTS) if value is None else value).split(","))
     if sorted(names) != sorted(VARIANTS):
         raise UsageProblem(f"only baseline,coding is supported, got {value!r}", option="--variants")
     return names

@@ -124,8 +124,11 @@ def _write(report: dict[str, Any], json_path: Path, md_path: Path, svg_path: Pat
 
 
 def _atomic_write(path: Path, pieces: Iterable[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:  # the commands check the place first; this is what changed since
+        raise CampaignError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.writelines(pieces)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
+import urllib.parse
 from pathlib import Path
-from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.pool import NullPool
 
+from campaign import inputs
 from campaign.errors import CampaignError, StoreError, StoreUnusable, UsageProblem
 
 DB_ENV = "CAMPAIGN_DB"
@@ -36,47 +39,59 @@ def resolve_url(db: str | None, *, must_exist: bool = False) -> URL:
         except ArgumentError as exc:
             raise UsageProblem(f"{raw!r} is not a SQLAlchemy URL ({exc}); give a file path or a URL such as sqlite:///campaign.db", option="--db") from None
     else:
-        url = URL.create("sqlite", database=str(Path(raw).expanduser().resolve()))
+        # realpath, unlike Path.resolve on Python 3.11, leaves a symlink loop for the check below to name.
+        url = URL.create("sqlite", database=os.path.realpath(Path(raw).expanduser()))
     if url.get_backend_name() == "sqlite":
         database = url.database
         if not database or database == ":memory:":
             raise UsageProblem("an in-memory SQLite store would lose every trial; give a file path", option="--db")
-        _check_sqlite_path(Path(database).expanduser(), raw, must_exist=must_exist)
+        path = Path(database).expanduser()
+        if not check_sqlite_path(path, raw, must_exist=must_exist):
+            _make_parent(path)
     return url
 
 
-def _check_sqlite_path(path: Path, raw: str, *, must_exist: bool) -> None:
-    """Refuse, before any connection, a SQLite path that cannot hold a store."""
-    if path.is_dir():
-        raise StoreUnusable(f"cannot open the store at {path}: it is a directory; give the store's file, e.g. {path / 'campaign.db'}", option="--db")
-    if not path.exists() and path.parent.exists() and not path.parent.is_dir():
-        raise StoreUnusable(f"cannot open the store at {path}: {path.parent} is not a directory; give a store path inside a directory", option="--db")
-    if must_exist and not path.exists():
-        raise UsageProblem(f"no store at {path}; run `campaign db upgrade --db {raw}` first or check the path", option="--db")
-    if path.exists():
-        if not os.access(path, os.R_OK):
-            raise UsageProblem(f"the store {path} is not readable", option="--db")
-        # An empty file is an empty SQLite database; anything else must carry the header.
-        if not _is_sqlite_file(path):
-            raise StoreUnusable(f"cannot open the store at {path}: it is not a SQLite database; give the path of a campaign store, or of a new file to create one", option="--db")
-        return
+def check_sqlite_path(path: Path, raw: str, *, must_exist: bool) -> bool:
+    """Refuse, before any connection, a SQLite path that cannot hold a store; True when the file exists.
+
+    Only an absent path (a new store) or a regular SQLite file passes: a FIFO
+    would block the header read, and a device or directory is no store. Reads
+    the header through SQLite, never writes.
+    """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise StoreUnusable(f"cannot open the store at {path}: {path.parent} is not a directory; give a store path inside a directory", option="--db") from None
     except OSError as exc:
-        raise StoreUnusable(f"cannot open the store at {path}: cannot create {path.parent} ({exc.strerror}); give a path in a writable directory", option="--db") from None
+        raise StoreUnusable(f"cannot open the store at {path}: it {inputs.stat_problem(exc)}; give the store's file", option="--db") from None
+    if st is None:
+        if must_exist:
+            raise UsageProblem(f"no store at {path}; run `campaign db upgrade --db {raw}` first or check the path", option="--db")
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        raise StoreUnusable(f"cannot open the store at {path}: it is a directory; give the store's file, e.g. {path / 'campaign.db'}", option="--db")
+    kind = inputs.kind_of(st.st_mode)
+    if kind is not None:
+        raise StoreUnusable(f"cannot open the store at {path}: it is {kind}; give the store's file", option="--db")
+    # An empty file is an empty SQLite database; anything else must carry the header.
+    if st.st_size and not _is_sqlite_file(path):
+        raise StoreUnusable(f"cannot open the store at {path}: it is not a SQLite database; give the path of a campaign store, or of a new file to create one", option="--db")
+    return True
 
 
 def _is_sqlite_file(path: Path) -> bool:
-    """Whether ``path`` is empty or carries SQLite's header, read through SQLite itself.
+    """Whether ``path`` carries SQLite's header, read through SQLite itself.
 
-    Not with open()/close(): closing any descriptor of a file drops every POSIX lock this
-    process holds on it, so a store another engine of this process has open would lose
-    its WAL locks, and another process closing its last connection would delete the
-    WAL under us. SQLite's own VFS keeps such descriptors open until its locks go."""
-    if path.stat().st_size == 0:
-        return True
+    Not with open()/close(): closing any descriptor of a file drops every POSIX lock
+    this process holds on it, so a store another engine of this process has open
+    would lose its WAL locks, and another process closing its last connection would
+    then delete the WAL under it. SQLite's own VFS keeps such a descriptor open
+    until its locks are gone; ``immutable`` reads without locks or shared memory
+    and leaves no ``-wal``/``-shm`` beside a store nobody has open."""
     try:
-        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"file:{urllib.parse.quote(str(path))}?mode=ro&immutable=1", uri=True)
     except sqlite3.Error:
         return False
     try:
@@ -86,6 +101,13 @@ def _is_sqlite_file(path: Path) -> bool:
         return "not a database" not in str(exc)
     finally:
         conn.close()
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreUnusable(f"cannot open the store at {path}: cannot create {path.parent} ({exc.strerror}); give a path in a writable directory", option="--db") from None
 
 
 def open_failure(url: URL, exc: BaseException) -> CampaignError:
@@ -116,24 +138,15 @@ def _sqlite_readonly_pragmas(dbapi_connection, _record) -> None:
 
 
 def make_engine(url: URL, *, readonly: bool = False) -> Engine:
-    """An engine for ``url``; ``readonly`` opens SQLite files with ``mode=ro``.
+    """An engine for ``url``; ``readonly`` is one that cannot write (see ``_readonly_engine``).
 
     Read-only is enforced by the database, not by inspecting SQL text, so no
     statement given to ``campaign sql`` can change the store.
     """
-    if readonly and url.get_backend_name() == "sqlite":
-        url = URL.create("sqlite", database=f"file:{url.database}?mode=ro", query={"uri": "true"})
-    try:
-        engine = create_engine(url)
-    except (NoSuchModuleError, ArgumentError, ImportError) as exc:
-        raise UsageProblem(
-            f"cannot use {url.render_as_string(hide_password=True)!r} ({exc}); give a SQLite file path or a URL such as "
-            "sqlite:///PATH or postgresql+psycopg://USER@HOST/DB (pip install '.[postgres]')",
-            option="--db",
-        ) from None
-    if engine.dialect.name == "sqlite" and readonly:
-        event.listen(engine, "connect", _sqlite_readonly_pragmas)
-    elif engine.dialect.name == "sqlite":
+    if readonly:
+        return _readonly_engine(url)
+    engine = _create(url)
+    if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
         # pysqlite's own transaction handling defers BEGIN; take the lock at BEGIN
         # so compare-and-set admission never races on a stale read.
@@ -148,6 +161,57 @@ def make_engine(url: URL, *, readonly: bool = False) -> Engine:
     return engine
 
 
+def _readonly_engine(url: URL) -> Engine:
+    """An engine that cannot write, and leaves a store it did not create as it found it.
+
+    SQLite: ``mode=ro``, so the database itself refuses writes. A read-only
+    connection to a WAL-mode file still creates ``-wal`` and ``-shm`` beside it
+    and cannot remove them when it closes; so when there is no ``-wal`` (no
+    connection has the store open: the last one to close removes it) the file
+    is opened ``immutable`` as well, which reads it without locks or shared
+    memory and creates nothing. A writer that starts meanwhile appends to its
+    own WAL; the main file changes only at a checkpoint, which it reaches after
+    1000 pages or when it closes. Every checkout decides anew (no pool), so a
+    long-lived reader such as ``campaign view`` follows a writer that starts
+    later. PostgreSQL: every transaction of the session is read-only.
+    """
+    if url.get_backend_name() == "postgresql":
+        return _create(_read_only_session(url))
+    if url.get_backend_name() != "sqlite":
+        return _create(url)
+    path = Path(str(url.database))
+    engine = _create(url, creator=lambda: sqlite3.connect(_readonly_uri(path), uri=True, check_same_thread=False), poolclass=NullPool)
+    event.listen(engine, "connect", _sqlite_readonly_pragmas)
+    return engine
+
+
+def _readonly_uri(path: Path) -> str:
+    """The SQLite URI that opens ``path`` read-only, immutable when no writer has it open
+    (a store is always in WAL mode, and the last writer to close removes the ``-wal``).
+    Decided without opening the file outside SQLite (see ``_is_sqlite_file``)."""
+    quiet = not Path(f"{path}-wal").exists()
+    return f"file:{urllib.parse.quote(str(path))}?mode=ro" + ("&immutable=1" if quiet else "")
+
+
+def _read_only_session(url: URL) -> URL:
+    """libpq's ``options`` sets the server parameter at connection start, so no statement can forget it."""
+    flag = "-c default_transaction_read_only=on"
+    existing = url.query.get("options")
+    existing = " ".join(existing) if isinstance(existing, tuple) else existing
+    return url.update_query_dict({"options": f"{existing} {flag}" if existing else flag})
+
+
+def _create(url: URL, **kwargs) -> Engine:
+    try:
+        return create_engine(url, **kwargs)
+    except (NoSuchModuleError, ArgumentError, ImportError) as exc:
+        raise UsageProblem(
+            f"cannot use {url.render_as_string(hide_password=True)!r} ({exc}); give a SQLite file path or a URL such as "
+            "sqlite:///PATH or postgresql+psycopg://USER@HOST/DB (pip install '.[postgres]')",
+            option="--db",
+        ) from None
+
+
 def describe(url: URL) -> str:
     """A printable location without credentials."""
     if url.get_backend_name() == "sqlite":
@@ -155,4 +219,4 @@ def describe(url: URL) -> str:
     return url.render_as_string(hide_password=True)
 
 
-__all__ = ["DB_ENV", "StoreError", "default_db_path", "describe", "make_engine", "open_failure", "resolve_url"]
+__all__ = ["DB_ENV", "StoreError", "check_sqlite_path", "default_db_path", "describe", "make_engine", "open_failure", "resolve_url"]

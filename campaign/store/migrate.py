@@ -93,10 +93,15 @@ def schema_state(engine: Engine) -> str:
     return "ahead"
 
 
-def open_store(db: str | None, *, create: bool = True) -> Engine:
-    """Engine for a store at head; migrates an empty store, refuses any other."""
+def open_store(db: str | None, *, create: bool = True, readonly: bool = False) -> Engine:
+    """Engine for a store at head; migrates an empty store (unless not ``create``), refuses any other.
+
+    ``readonly``: an engine that cannot write, for an existing store only; the
+    store is left byte for byte as it was, with no ``-wal``/``-shm`` beside it.
+    """
+    create = create and not readonly
     url = resolve_url(db, must_exist=not create)
-    engine = make_engine(url)
+    engine = make_engine(url, readonly=readonly)
     try:
         state = schema_state(engine)
     except Exception as exc:  # a file that is not a database, a refused connection
@@ -133,7 +138,7 @@ def check_models_against_migrations(db: str | None = None) -> list[str]:
         finally:
             fresh.dispose()
     if db:
-        engine = open_store(db, create=False)
+        engine = open_store(db, readonly=True)
         try:
             problems += [f"store: {line}" for line in drift(engine)]
         finally:

@@ -68,6 +68,10 @@ def _readonly_store(db: str | None) -> Iterator[Engine]:
 def run_readonly(db: str | None, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     if not statement.strip():
         raise UsageProblem("give one SQL statement, e.g. \"SELECT * FROM attempts\"", option="STATEMENT")
+    try:
+        statement.encode("utf-8")
+    except UnicodeEncodeError:  # argv bytes that are not UTF-8 arrive as lone surrogates
+        raise UsageProblem("the statement is not UTF-8 text; nothing was run", option="STATEMENT") from None
     with _readonly_store(db) as engine, engine.connect() as conn:
         authorizer = _ReadOnlyAuthorizer()
         driver = conn.connection.driver_connection
@@ -77,12 +81,19 @@ def run_readonly(db: str | None, statement: str) -> tuple[list[str], list[tuple[
             driver.set_authorizer(authorizer)
         try:
             result = conn.execute(text(statement))
+            # psycopg runs every statement of a multi-statement text (sqlite3 refuses it up front);
+            # read-only and rolled back, they changed nothing, but only one result would be shown.
+            if conn.dialect.name == "postgresql" and result.cursor is not None and result.cursor.nextset():
+                raise UsageProblem("more than one statement; give one (they ran read-only and changed nothing)", option="STATEMENT")
             columns = list(result.keys()) if result.returns_rows else []
             rows = [tuple(row) for row in result] if result.returns_rows else []
         except (DBAPIError, StatementError) as exc:
             if authorizer.denied:
                 raise ReadOnlyViolation(f"the SQL console is read-only; {authorizer.denied[0]} is refused (it would change the store, the connection or another file)", option="STATEMENT") from None
             message = str(getattr(exc, "orig", exc)).splitlines()[0]
+            if isinstance(getattr(exc, "orig", None), sqlite3.ProgrammingError):
+                # Raised before anything runs: more than one statement, or placeholders without values.
+                raise UsageProblem(f"{message.rstrip('.')}; give one statement without placeholders, nothing was run", option="STATEMENT") from None
             if any(marker in message.lower() for marker in _WRITE_MARKERS):
                 raise ReadOnlyViolation("campaign sql is read-only; the statement would change the store and was refused", option="STATEMENT") from None
             raise StoreError(f"SQL error: {message}") from None

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, case, func, select
-from sqlalchemy.engine import URL
 
 from campaign.errors import SchemaAhead, SchemaBehind, StoreError, UsageProblem
 from campaign.lanes.multi_provider import STORE_NAME
@@ -107,7 +106,7 @@ def store_target(db: str | None, output_dir: Path | None) -> str | None:
 
 def open_readonly(db: str | None) -> Engine:
     """An engine that cannot write, for a store at head; never creates or migrates anything."""
-    url = _read_only_url(resolve_url(db, must_exist=True))
+    url = resolve_url(db, must_exist=True)
     engine = make_engine(url, readonly=True)
     try:
         state = schema_state(engine)
@@ -123,20 +122,6 @@ def open_readonly(db: str | None) -> Engine:
         engine.dispose()
         raise problem
     return engine
-
-
-def _read_only_url(url: URL) -> URL:
-    """PostgreSQL only (a dialect-specific spot): every transaction of the session is read-only.
-
-    libpq's ``options`` sets the server parameter at connection start, so no
-    statement of ours can forget it; SQLite is handled by the engine factory.
-    """
-    if url.get_backend_name() != "postgresql":
-        return url
-    flag = "-c default_transaction_read_only=on"
-    existing = url.query.get("options")
-    existing = " ".join(existing) if isinstance(existing, tuple) else existing
-    return url.update_query_dict({"options": f"{existing} {flag}" if existing else flag})
 
 
 # --- reads -----------------------------------------------------------------------
