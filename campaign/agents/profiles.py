@@ -14,6 +14,7 @@ expanded again. ``{{`` and ``}}`` stand for literal braces.
 from __future__ import annotations
 
 import glob
+import json
 import math
 import os
 import re
@@ -21,7 +22,7 @@ import tomllib
 import dataclasses
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Iterator, Literal, Mapping, Sequence
 
 from campaign import inputs
 from campaign.agents.adapters import adapter_names
@@ -78,6 +79,8 @@ class RuntimeSpec:
 class VariantTreatment:
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    # (file under HOME, canonical JSON) deep-merged over the profile's own home_json.
+    home_json: tuple[tuple[str, str], ...] = ()
 
 
 VARIANT_NAMES = ("baseline", "coding")
@@ -117,6 +120,14 @@ class AgentProfile:
     # A command whose first stdout line names the installed client's version; it is
     # bound into the experiment (an upgrade is a different experiment).
     client_version: tuple[str, ...] | None = None
+    # Files written into the attempt's private HOME before the client starts, as
+    # (path under HOME, canonical JSON of the TOML table); string leaves are templated
+    # with PLACEHOLDERS. How a client that reads settings files is configured.
+    home_json: tuple[tuple[str, str], ...] = ()
+    # (directory under HOME, seed name): a directory copied fresh into each attempt's
+    # HOME from the installed clients' seeds (campaign.agents.seeds), e.g. the plugin
+    # a client would otherwise download at start.
+    home_seed: tuple[tuple[str, str], ...] = ()
     # Where the profile came from: None for built-ins, else the resolved file.
     path: Path | None = None
     # The --source tree the build-artifact globs are relative to.
@@ -164,6 +175,7 @@ def load_profile(name_or_path: str, source: Path | None = None) -> AgentProfile:
 _TOP_KEYS = {
     "name", "description", "client", "adapter", "paid", "runtime", "build_artifacts", "sdk_path_vars",
     "config_env", "config_flag", "applied_profile_from", "credential_env_default", "env", "variants", "client_version",
+    "home_json", "home_seed",
 }
 
 
@@ -212,6 +224,8 @@ def parse_profile(data: Mapping[str, Any], default_name: str) -> AgentProfile:
         env=_env(data.get("env", {}), allow_runtime_port=runtime is not None),
         variants=_variants(data.get("variants", {}), allow_runtime_port=runtime is not None),
         client_version=None if "client_version" not in data else _argv(data["client_version"], "client_version", allow_runtime_port=False),
+        home_json=_home_json(data.get("home_json", {}), "home_json", allow_runtime_port=runtime is not None),
+        home_seed=_home_seed(data.get("home_seed", {})),
     )
     if profile.applied_profile_from == "wire" and not uses_wire(profile):
         raise ValueError('applied_profile_from = "wire" needs the client to reach its model through {proxy_url}')
@@ -231,14 +245,15 @@ def _variants(table: Any, *, allow_runtime_port: bool) -> tuple[tuple[str, Varia
         entry = table[name]
         if not isinstance(entry, dict):
             raise ValueError(f"variants.{name} must be a table")
-        _no_unknown_keys(entry, {"args", "env"}, f"variants.{name}.")
+        _no_unknown_keys(entry, {"args", "env", "home_json"}, f"variants.{name}.")
         args = entry.get("args", [])
         if args:
             args = _argv(args, f"variants.{name}.args", allow_runtime_port=allow_runtime_port)
         elif not isinstance(args, list):
             raise ValueError(f"variants.{name}.args must be a list of strings")
         env = _env(entry.get("env", {}), allow_runtime_port=allow_runtime_port)
-        out.append((name, VariantTreatment(args=tuple(args), env=env)))
+        home = _home_json(entry.get("home_json", {}), f"variants.{name}.home_json", allow_runtime_port=allow_runtime_port)
+        out.append((name, VariantTreatment(args=tuple(args), env=env, home_json=home)))
     return tuple(out)
 
 
@@ -255,6 +270,45 @@ def _env(table: Any, *, allow_runtime_port: bool) -> tuple[tuple[str, str], ...]
             raise ValueError(f"env.{var} looks like a credential; name it in the plan's credential_env instead")
         _argv([value or " "], f"env.{var}", allow_runtime_port=allow_runtime_port)
         out.append((var, value))
+    return tuple(out)
+
+
+def _home_json(table: Any, where: str, *, allow_runtime_port: bool) -> tuple[tuple[str, str], ...]:
+    if not isinstance(table, dict):
+        raise ValueError(f'{where} must be a table of "path under HOME" = {{ a TOML table written as JSON }}')
+    out = []
+    for rel, content in sorted(table.items()):
+        _relative(rel, f"{where}.{rel}")
+        if not isinstance(content, dict):
+            raise ValueError(f"{where}.{rel} must be a table (it is written as a JSON object)")
+        strings = list(_json_strings(content))
+        if strings:
+            _argv(strings, f"{where}.{rel}", allow_runtime_port=allow_runtime_port)
+        out.append((rel, json.dumps(content, sort_keys=True, separators=(",", ":"))))
+    return tuple(out)
+
+
+def _json_strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _json_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _json_strings(item)
+
+
+def _home_seed(table: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(table, dict):
+        raise ValueError('home_seed must be a table of "directory under HOME" = "seed name"')
+    out = []
+    for rel, name in sorted(table.items()):
+        _relative(rel, f"home_seed.{rel}")
+        if not (isinstance(name, str) and _PROFILE_NAME.match(name)):
+            raise ValueError(f"home_seed.{rel} must name a seed (lowercase letters, digits, '.', '_' or '-')")
+        out.append((rel, name))
     return tuple(out)
 
 
@@ -399,11 +453,38 @@ def client_env(profile: AgentProfile, config_path: Path | None, values: Mapping[
     return env
 
 
+def home_files(profile: AgentProfile, values: Mapping[str, str], variant: str | None = None) -> dict[str, bytes]:
+    """{path under HOME: bytes} for one attempt: each home_json file with the variant's
+    own table deep-merged over it, string leaves rendered with ``values``."""
+    files = {rel: json.loads(text) for rel, text in profile.home_json}
+    for rel, text in treatment(profile, variant).home_json:
+        files[rel] = _merged(files.get(rel, {}), json.loads(text))
+    return {rel: (json.dumps(_rendered(content, values), indent=2, sort_keys=True) + "\n").encode("utf-8") for rel, content in files.items()}
+
+
+def _merged(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        return {**base, **{k: _merged(base.get(k), v) for k, v in over.items()}}
+    return over
+
+
+def _rendered(value: Any, values: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        return render([value], values)[0]
+    if isinstance(value, dict):
+        return {render([k], values)[0]: _rendered(v, values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rendered(v, values) for v in value]
+    return value
+
+
 def uses_wire(profile: AgentProfile) -> bool:
     """Whether the client reaches its model through the recording proxy (``{proxy_url}``)."""
     texts = [*profile.client, *(value for _, value in profile.env)]
+    texts += [s for _, text in profile.home_json for s in _json_strings(json.loads(text))]
     for _, t in profile.variants:
         texts += [*t.args, *(value for _, value in t.env)]
+        texts += [s for _, text in t.home_json for s in _json_strings(json.loads(text))]
     return "proxy_url" in placeholders(texts)
 
 
@@ -465,7 +546,14 @@ def profile_identity(profile: AgentProfile) -> dict[str, Any]:
     if profile.env:
         identity["env"] = [list(pair) for pair in profile.env]
     if profile.variants:
-        identity["variants"] = {name: {"args": list(t.args), "env": [list(p) for p in t.env]} for name, t in profile.variants}
+        identity["variants"] = {
+            name: {"args": list(t.args), "env": [list(p) for p in t.env], **({"home_json": [list(p) for p in t.home_json]} if t.home_json else {})}
+            for name, t in profile.variants
+        }
+    if profile.home_json:
+        identity["home_json"] = [list(pair) for pair in profile.home_json]
+    if profile.home_seed:
+        identity["home_seed"] = [list(pair) for pair in profile.home_seed]
     if profile.client_version is not None:
         identity["client_version_command"] = list(profile.client_version)
     return identity

@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from campaign import benchmark, config, isolation
-from campaign.agents import profiles
+from campaign.agents import profiles, seeds
 from campaign.agents.adapters import get_adapter
 from campaign.agents.record import AgentRecord, unknown_record
 from campaign.benchmark import Task
@@ -345,6 +345,9 @@ def _drive(engine, attempt_id, trial, plan, held: PinnedRoot, sup, state, deadli
         # The replay provider takes any key; clients refuse to start without one.
         extra[credential] = REPLAY_PLACEHOLDER_CREDENTIAL
     env = _as_client_reads(isolation.build_env(root, os.environ, sdk_path_vars=sdk, credential_names=plan.credential_names, extra=extra), plan)
+    # What the client reads from its HOME (settings, a seeded plugin), before anything of it runs.
+    seeds.write_home_files(profiles.home_files(plan.profile, values, plan.variant), root.home)
+    seeds.plant(plan.profile, root.home, os.environ)
     if plan.profile.runtime is not None:
         with held.stdio("runtime") as io:
             runtime = sup.start("runtime", profiles.render(plan.profile.runtime.argv, values), cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)

@@ -29,6 +29,7 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 
 from campaign import benchmark
+from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
@@ -176,6 +177,8 @@ def validate(
                 option="--agent",
             )
     wires = {p.name: resolve_route(profiles[p.name], p, profile_python=sys.executable, environ=environ) for p in providers}
+    for profile in profiles.values():
+        seeds.check(profile, environ)
     versions = {p.name: read_client_version(profiles[p.name], environ) for p in providers}
     catalogs = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], tasks[0], stored, probe) for p in providers}
     base = load_base_config(Path(opts.config).expanduser()) if opts.config else parse_base_config(b"", "the empty base config")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from campaign import benchmark
+from campaign.agents import seeds
 from campaign.agents.profiles import load_profile
 from campaign.lanes.wire import resolve_route
 from campaign.providers import load_catalog, provider_for_route
@@ -65,6 +66,7 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
     source = opt.resolve_source(opts.source, Path.cwd()) if (opts.source or opts.launcher) else None
     launcher = opt.resolve_launcher(opts.launcher, source) if source else None
     profile = load_profile(opt.or_default(opts.agent, opt.DEFAULT_AGENT), source)
+    seeds.check(profile, os.environ)
     model = str(opt.parse_model(opts.model)) if opts.model or profile.paid else OFFLINE_MODEL
     timeout = opt.or_default(opts.timeout, opt.DEFAULT_TIMEOUT)
     credentials = (profile.credential_env_default,) if profile.credential_env_default else ()

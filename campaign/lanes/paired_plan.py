@@ -22,6 +22,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from campaign import benchmark
+from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
@@ -127,6 +128,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
             option="--agent",
         )
     check_launcher_needed(profile, launcher)
+    seeds.check(profile, os.environ)
     base = load_base_config(Path(opts.config).expanduser())
     variants = tuple(render_variant(base, name) for name in VARIANTS)
     python = resolve_profile_python(opts.profile_python)

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from campaign.agents import seeds
 from campaign.agents.profiles import AgentProfile
 from campaign.benchmark import Task
 from campaign.config import parse_base_config, render_variant
@@ -133,5 +134,6 @@ def run_probe(agent: str, model: str, task_name: str, environ: Mapping[str, str]
     wire = resolve_route(profile, provider_for_route(load_catalog(), route.provider), profile_python=sys.executable, environ=environ, option="--agent")
     if wire is None:
         raise UsageProblem(f"the {profile.name} agent does not reach its model through {{proxy_url}}, so there is no wire to probe", option="--agent")
+    seeds.check(profile, environ)
     version = read_client_version(profile, environ)
     return ProbeReport(profile.name, version, str(route), measure(profile, model=str(route), task=task, route=wire, runner_python=sys.executable))

@@ -124,7 +124,7 @@ def start(sup, held: PinnedRoot, route: WireRoute, task_name: str, *, runner_pyt
         package_parent = str(Path(campaign.__file__).resolve().parent.parent)
         argv = [route.profile_python, "-I", "-c", _BOOTSTRAP, package_parent,
                 "--upstream", upstream, "--capture", str(root.path / PROFILER_DIR / CAPTURE_NAME), "--tokenizer-cache", str(route.tokenizer_cache),
-                "--silence-s", repr(route.silence_s)]
+                "--silence-s", repr(route.silence_s), "--attempt-root", str(root.path)]
         with held.stdio("profiler") as io:
             proxy = sup.start("profiler", argv, cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)
         try:

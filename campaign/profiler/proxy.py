@@ -118,7 +118,7 @@ def _forward_headers(headers, drop: set[str]) -> list[tuple[str, str]]:
     return [(k, v) for k, v in headers.items() if k.lower() not in drop]
 
 
-def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_SILENCE_S) -> web.Application:
+def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_SILENCE_S, attempt_roots: tuple[str, ...] = ()) -> web.Application:
     base = upstream.rstrip("/")
     app = web.Application(client_max_size=wire.MAX_PARSED_BODY)
 
@@ -139,7 +139,7 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
     async def handle(request: web.Request) -> web.StreamResponse:
         seq = recorder.next_seq()
         body = await request.read()
-        summary = wire.summarize_request(request.path_qs, body, request.headers.get("Content-Encoding"))
+        summary = wire.summarize_request(request.path_qs, body, request.headers.get("Content-Encoding"), attempt_roots)
         headers = _forward_headers(request.headers, _DROP_REQUEST) + [("Accept-Encoding", "identity")]
         status: int | None = None
         failed: str | None = None
@@ -209,7 +209,14 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
 
 
 async def serve(
-    upstream: str, recorder: Recorder, sock: socket.socket, *, announce=print, stop: asyncio.Event | None = None, silence_s: float = DEFAULT_SILENCE_S
+    upstream: str,
+    recorder: Recorder,
+    sock: socket.socket,
+    *,
+    announce=print,
+    stop: asyncio.Event | None = None,
+    silence_s: float = DEFAULT_SILENCE_S,
+    attempt_roots: tuple[str, ...] = (),
 ) -> None:
     """Serve on an already bound socket until ``stop`` is set (or SIGTERM/SIGINT), then flush."""
     stop = stop or asyncio.Event()
@@ -219,7 +226,7 @@ async def serve(
             loop.add_signal_handler(sig, stop.set)
         except (RuntimeError, ValueError):  # not the main thread (in-process tests)
             pass
-    runner = web.AppRunner(build_app(upstream, recorder, silence_s=silence_s), shutdown_timeout=SHUTDOWN_GRACE_S, access_log=None, handle_signals=False)
+    runner = web.AppRunner(build_app(upstream, recorder, silence_s=silence_s, attempt_roots=attempt_roots), shutdown_timeout=SHUTDOWN_GRACE_S, access_log=None, handle_signals=False)
     await runner.setup()
     try:
         await web.SockSite(runner, sock).start()
@@ -248,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-tokenizer", action="store_true", help="record no schema-token estimates")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--silence-s", type=float, default=DEFAULT_SILENCE_S, help="give up on an upstream silent this long")
+    parser.add_argument("--attempt-root", action="append", default=[], help="a path of the attempt's own, digested as a fixed token")
     args = parser.parse_args(argv)
     count_tokens = None
     if not args.no_tokenizer:
@@ -261,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         count_tokens = lambda tools: tokenizer.tool_schema_tokens(encoding, tools)  # noqa: E731
     sock = bind_loopback(args.port)
     recorder = Recorder(CaptureWriter(args.capture), count_tokens)
-    asyncio.run(serve(args.upstream, recorder, sock, announce=lambda line: print(line, flush=True), silence_s=args.silence_s))
+    asyncio.run(serve(args.upstream, recorder, sock, announce=lambda line: print(line, flush=True), silence_s=args.silence_s, attempt_roots=tuple(args.attempt_root)))
     return 0
 
 

@@ -96,7 +96,24 @@ def decode_body(body: bytes, content_encoding: str | None) -> bytes | None:
     return None
 
 
-def summarize_request(path: str, body: bytes, content_encoding: str | None = None) -> RequestSummary | None:
+# What an attempt's own paths become in a catalog before it is digested.
+ATTEMPT_ROOT_TOKEN = "<attempt-root>"
+
+
+def normalized_tools(tools: list[Any], attempt_roots: tuple[str, ...]) -> list[Any]:
+    """``tools`` with the attempt's private root replaced by a fixed token: a client that
+    writes its temp dir into a tool description (opencode's bash tool names
+    ``$TMPDIR/opencode``) shows the same catalog in every attempt, so the probe's
+    digests can confirm it."""
+    if not attempt_roots:
+        return tools
+    text = canonical_json(tools)
+    for root in attempt_roots:
+        text = text.replace(root, ATTEMPT_ROOT_TOKEN)
+    return json.loads(text)
+
+
+def summarize_request(path: str, body: bytes, content_encoding: str | None = None, attempt_roots: tuple[str, ...] = ()) -> RequestSummary | None:
     """The catalog facts of a model request; None when the path is not a model route."""
     fmt = wire_format(path)
     if fmt is None:
@@ -111,8 +128,7 @@ def summarize_request(path: str, body: bytes, content_encoding: str | None = Non
     if not isinstance(data, dict):
         return RequestSummary(fmt, path.split("?", 1)[0], None, False, None, None, None)
     tools = data.get("tools", [])
-    if not isinstance(tools, list):
-        tools = None
+    tools = normalized_tools(tools, attempt_roots) if isinstance(tools, list) else None
     model = data.get("model")
     return RequestSummary(
         format=fmt,

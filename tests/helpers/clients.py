@@ -17,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 # --agent -> the executable it runs
-EXECUTABLES = {"claude-code": "claude", "codex": "codex", "mini-swe-agent": "mini"}
+EXECUTABLES = {"claude-code": "claude", "codex": "codex", "mini-swe-agent": "mini", "opencode": "opencode", "gemini": "gemini"}
 
 
 def clients_path() -> str:

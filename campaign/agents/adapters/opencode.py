@@ -3,8 +3,9 @@
 Events used (each carries ``sessionID`` and a ``part``)::
 
     {"type": "step_start",  "part": {"id": "prt_a", "type": "step-start", ...}}
-    {"type": "tool_use",    "part": {"id": "prt_b", "type": "tool", "tool": "bash",
-                                     "state": {"status": "completed" | "error", ...}}}
+    {"type": "tool_use",    "part": {"id": "prt_b", "type": "tool", "tool": "bash", "callID": "call_b",
+                                     "state": {"status": "completed" | "error",
+                                               "metadata": {"exit": 1, ...}, ...}}}
     {"type": "step_finish", "part": {"id": "prt_c", "type": "step-finish", "cost": 0.01,
                                      "tokens": {"input", "output", "reasoning",
                                                 "cache": {"read", "write"}}}}
@@ -21,10 +22,13 @@ reasoning`` (reasoning is billed as output). Only the first (parent) session is
 counted: another session, or a ``task`` tool that spawns a subagent, marks
 ``nested_sessions_observed`` because its spend is not proven to be in ours.
 
+A failed tool call is an ``error`` state, or a shell command that exited
+non-zero (``state.metadata.exit``, like Codex's failed command executions).
 Older clients emit ``tool_use`` only for completed tools, so a failed call is
 invisible. Tool counts are therefore reported only when the stream shows it
-can carry failures: a failed tool part, or the closing ``done`` event that
-clients reporting failed parts print; otherwise they stay None, not 0.
+can carry failures: a failed tool part, a shell's exit code, or the closing
+``done`` event that clients reporting failed parts print; otherwise they stay
+None, not 0.
 """
 
 from __future__ import annotations
@@ -45,8 +49,9 @@ def parse(body: str, exit_code: int | None) -> AgentRecord:
     mine = [e for e in events if _session(e) in (parent, None)]
     turns, finishes = _steps(mine)
     tools = _tools(mine)
-    errors = sum(1 for t in tools.values() if get(t, "state", "status") == "error")
-    failures_visible = errors > 0 or any(e.get("type") == "done" for e in mine)
+    errors = sum(1 for t in tools.values() if _failed(t))
+    # Shown failures: a failed part, the closing done event, or a shell's exit code.
+    failures_visible = errors > 0 or any(e.get("type") == "done" for e in mine) or any(_exit(t) is not None for t in tools.values())
     costs = [money(get(f, "cost")) for f in finishes]
     known_costs = [c for c in costs if c is not None]
     record = AgentRecord(
@@ -110,13 +115,25 @@ def _output(finish: Any) -> int | None:
 
 
 def _tools(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Finished tool parts by id (a part may be re-emitted as its state changes)."""
+    """Finished tool parts by id, or by call id (1.18 parts carry only ``callID``); a part
+    may be re-emitted as its state changes."""
     tools: dict[str, dict[str, Any]] = {}
     for index, event in enumerate(events):
         part = event.get("part")
         if event.get("type") == "tool_use" and isinstance(part, dict):
-            tools[text(part.get("id")) or f"#{index}"] = part
+            tools[text(part.get("id")) or text(part.get("callID")) or f"#{index}"] = part
     return tools
+
+
+def _exit(tool: dict[str, Any]) -> int | None:
+    """A shell tool's exit code (``state.metadata.exit``), when the part shows one."""
+    code = get(tool, "state", "metadata", "exit")
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
+def _failed(tool: dict[str, Any]) -> bool:
+    """A tool call that failed: an error state, or a command that exited non-zero."""
+    return get(tool, "state", "status") == "error" or (_exit(tool) or 0) != 0
 
 
 ADAPTER = Adapter(name="opencode", input_includes_cached=False, parse_output=parse)
