@@ -10,9 +10,9 @@ from pathlib import Path
 
 import click
 
-from campaign.errors import CampaignError, Interrupted, UsageProblem
-
-EXIT_INTERRUPTED = 130
+from campaign.cli import EXIT_INTERRUPTED
+from campaign.cli.rerun import rerun_command
+from campaign.errors import CampaignError, Interrupted, RerunWith, UsageProblem
 
 db_option = click.option(
     "--db",
@@ -54,6 +54,8 @@ def core_errors() -> Iterator[None]:
     except Interrupted as exc:
         click.echo(f"interrupted: {exc}", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    except RerunWith as exc:
+        raise click.UsageError(f"{exc}: {rerun_command(*exc.add, drop=exc.drop)}") from None
     except UsageProblem as exc:
         raise click.UsageError(str(exc)) from None
     except CampaignError as exc:
