@@ -111,7 +111,7 @@ def main() -> None:
     print(f"experiment: {args.tasks} x {args.repetitions} repetitions = {trials} trials; containment {'cgroup2' if cgroup else 'subreaper-pidfd'}")
     print(f"uninterrupted run (same-run baseline): {wall:.1f} s")
     print(f"rounds: {args.rounds}; finished with every check passing: {args.rounds - len(failures)}; dead ends: {counts['dead ends']}")
-    print("disruptions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k.startswith(("hook", "instant"))))
+    print("disruptions sent (an instant after the run ended lands nowhere): " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k.startswith(("hook", "instant"))))
     print("exits: " + ", ".join(f"{k.removeprefix('exit ')}: {v}" for k, v in sorted(counts.items()) if k.startswith("exit ")))
     print(f"early deaths (a stop before any handler could exist): {counts['early deaths']}; kept roots named: {counts['kept roots named']}")
     print(f"commands per round: mean {sum(commands) / len(commands):.1f}, max {max(commands)}")

@@ -11,7 +11,9 @@ itself SIGNAL (``KILL``, the default, or ``TERM``, ``INT``, ``HUP``, ``QUIT``).
 A stop signal behaves as one from outside arriving at that instant: inside a
 critical section it waits for the section's end. The variable is read once, at
 import; unset, ``reached`` returns at once, and a value that names no boundary
-never fires. Stores, reports and exit codes never depend on it.
+never fires. Stores, reports and exit codes never depend on it. Processes that
+inherit the runner's environment (local ``campaign worker`` processes) act on
+it too; agents and recovery get an allowlisted environment and never see it.
 
 The boundaries, in the order a run passes them:
 

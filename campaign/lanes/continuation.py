@@ -12,6 +12,12 @@ of a dead end is a precise next step:
    finished with a verified teardown are carried over by reference, never copied
    or edited. Everything else (the killed attempt's trial included) runs again.
    Spend gates count the whole lineage, so the operator's caps still hold.
+
+Each blocking attempt's private root is named, with how to inspect and remove
+it, wherever the operator is told what to do: in the refusal, and again as
+``--continue-blocked`` continues (after a kill the operator may rerun that
+command without ever seeing the refusal). A root that is no longer there is
+never claimed as kept.
 """
 
 from __future__ import annotations
