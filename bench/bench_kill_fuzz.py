@@ -32,6 +32,8 @@ counted, and the operator reruns what it ran.
                                     [--max-kills 3] [--instant-share 0.7]
 
 A benchmark script, not a test: it asserts nothing, spends nothing and makes no network calls.
+It shares the tests' operator (tests/helpers), so run it with the test environment's
+Python (``.venv-test/bin/python``).
 """
 
 from __future__ import annotations

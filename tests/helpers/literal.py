@@ -30,6 +30,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helpers.procs import alive
+from helpers.reports import results_only
+
+from campaign.store import repository
+from campaign.store.engine import make_engine, resolve_url
+from campaign.supervise.cgroup import AttemptCgroup, attempt_cgroup_name
+
 PROGRAM = shlex.join([sys.executable, "-m", "campaign"])
 HOOK = "CAMPAIGN_TEST_STOP_AT"
 FINISHED = "every scheduled trial has a result or a recorded reason"
@@ -190,13 +197,6 @@ def experiment_problems(op: Operator, out: Path, runner_tmp: Path, straight: dic
     """What is wrong with a finished experiment, compared with the uninterrupted run's
     report: results, one verdict per trial across the lineage, the hash chains, surviving
     processes, attempt cgroups left, and private roots left on disk but never named."""
-    from helpers.procs import alive
-    from helpers.reports import results_only
-
-    from campaign.store import repository
-    from campaign.store.engine import make_engine, resolve_url
-    from campaign.supervise.cgroup import AttemptCgroup, attempt_cgroup_name
-
     problems = []
     if results_only(json.loads((out / "report.json").read_text())) != results_only(straight):
         problems.append("the report differs from the uninterrupted run's")
