@@ -29,6 +29,15 @@ class UsageProblem(CampaignError):
         return text
 
 
+class RerunWith(UsageProblem):
+    """Bad input whose fix is certain: this same command with the ``add`` flags added and
+    the ``drop`` flags removed. The CLI prints that exact command after the message."""
+
+    def __init__(self, message: str, option: str | None = None, *, add: tuple[str, ...] = (), drop: tuple[str, ...] = ()) -> None:
+        super().__init__(message, option)
+        self.add, self.drop = add, drop
+
+
 class StoreError(CampaignError):
     """The store cannot be opened or used as asked."""
 

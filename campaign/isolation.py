@@ -81,10 +81,20 @@ def _write_secret(path: Path) -> None:
         os.close(fd)
 
 
-def create_private_root(tmp_base: str | os.PathLike[str] | None = None) -> PrivateRoot:
-    """Create a fresh private root under ``tmp_base`` (default: the runner's temp dir)."""
+def new_root_path(tmp_base: str | os.PathLike[str] | None = None) -> Path:
+    """A fresh, unused private root path under ``tmp_base`` (default: the runner's temp
+    dir), not yet created: the store records it first, so no root exists unnamed."""
     base = Path(tmp_base) if tmp_base is not None else Path(tempfile.gettempdir())
-    path = Path(tempfile.mkdtemp(prefix=ROOT_PREFIX, dir=base))  # mkdtemp: mode 0700, O_EXCL
+    return base.absolute() / f"{ROOT_PREFIX}{secrets.token_hex(6)}"
+
+
+def create_private_root(tmp_base: str | os.PathLike[str] | None = None, *, path: Path | None = None) -> PrivateRoot:
+    """Create a fresh private root at ``path`` (from ``new_root_path``) or under ``tmp_base``."""
+    if path is None:
+        base = Path(tmp_base) if tmp_base is not None else Path(tempfile.gettempdir())
+        path = Path(tempfile.mkdtemp(prefix=ROOT_PREFIX, dir=base))  # mkdtemp: mode 0700, O_EXCL
+    else:
+        os.mkdir(path, 0o700)  # fails if it exists, as mkdtemp's O_EXCL does
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o700 or st.st_uid != os.geteuid():
         raise UsageProblem(f"the private root {path} was not created as a private 0700 directory; check the temp dir")
@@ -212,7 +222,7 @@ def free_loopback_port() -> int:
         return sock.getsockname()[1]
 
 
-__all__ = ["PrivateRoot", "build_env", "create_private_root", "free_loopback_port", "listen_address", "resolve_sdk_paths"]
+__all__ = ["PrivateRoot", "build_env", "create_private_root", "new_root_path", "free_loopback_port", "listen_address", "resolve_sdk_paths"]
 
 
 def as_loopback(host: str) -> str | None:

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.reports import results_only
 
 TASKS = "semver-precedence,invoice-rounding"
 # The offline agent, started a little late so that a signal lands mid-attempt.
@@ -147,22 +148,6 @@ def test_after_a_sigkill_the_printed_steps_followed_literally_finish_the_experim
     assert leftover.returncode == 1
 
 
-def _results_only(report: dict) -> dict:
-    """What an interruption must not change: everything but timing, ids, run order, and the
-    interrupted attempt's own traces (its row, its spend)."""
-    volatile = ("wall", "seconds", "_at", "elapsed", "generated", "store", "campaign_id", "attempt_id", "attempt_seq",
-                "interrupted", "spend", "cost", "attempts_by_status", "integrity")  # fmt: skip
-
-    def strip(value):
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if not any(word in k for word in volatile)}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
-
-    return strip(report)
-
-
 def test_an_interrupted_and_resumed_campaign_reports_what_an_uninterrupted_one_does(tmp_path, slow_agent):
     straight = tmp_path / "straight"
     done = subprocess.run(args_for(straight, slow_agent), env=env_for(straight), capture_output=True, text=True, timeout=300)
@@ -175,7 +160,7 @@ def test_an_interrupted_and_resumed_campaign_reports_what_an_uninterrupted_one_d
     resumed = subprocess.run(args_for(broken, slow_agent, "--resume"), env=env_for(broken), capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     a, b = (json.loads((d / "report.json").read_text()) for d in (straight, broken))
-    assert _results_only(a) == _results_only(b)
+    assert results_only(a) == results_only(b)
     # The interrupted attempt is there, as spend only, never as a failure.
     assert rows(broken, "SELECT count(*) FROM attempts WHERE status = 'interrupted'") == [(1,)]
     assert json.dumps(b).count('"interrupted_attempts": 1') >= 1

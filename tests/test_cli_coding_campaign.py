@@ -6,6 +6,7 @@ import json
 import os
 import random
 import re
+import shlex
 import signal
 import sqlite3
 import subprocess
@@ -129,11 +130,46 @@ def repository_digest() -> str:
     return hashlib.sha256(CATALOG.read_bytes()).hexdigest()
 
 
-def test_starting_again_without_resume_is_refused(tmp_path):
+def test_starting_again_without_resume_is_refused_with_the_exact_command(tmp_path):
     out = tmp_path / "out"
     assert run(base(out, "--live")).exit_code == 0
-    again = run(base(out, "--live"))
-    assert again.exit_code == 2 and "add --resume" in again.output
+    again = cli_proc(base(out, "--live"))
+    _, err = again.communicate(timeout=120)
+    assert again.returncode == 2 and "--resume" in err
+    exact = shlex.join([sys.executable, "-m", "campaign", *base(out, "--live"), "--resume"])
+    assert err.rstrip().endswith(f"continue it with --resume: {exact}"), err
+    followed = subprocess.run(shlex.split(exact), capture_output=True, text=True, timeout=120)
+    assert followed.returncode == 0 and "ran 0 attempts now" in followed.stdout, followed.stderr
+
+
+def stopped_after_an_attempt(out: Path, sig: int) -> None:
+    """A campaign started, then stopped by ``sig`` once one attempt has ended."""
+    proc = cli_proc(base(out, "--live"))
+    _wait_for(lambda: _count(out, "SELECT count(*) FROM attempts WHERE status != 'running'") >= 1)
+    proc.send_signal(sig)
+    assert proc.wait(timeout=60) == 130
+
+
+def test_continue_blocked_on_a_campaign_that_is_not_blocked_resumes_it(tmp_path):
+    # The command printed after a kill may carry --continue-blocked while the campaign it
+    # finds is merely interrupted: continuing the experiment is what was asked (issue 27).
+    out = tmp_path / "out"
+    stopped_after_an_attempt(out, signal.SIGTERM)
+    resumed = cli_proc(base(out, "--live", "--resume", "--continue-blocked"))
+    stdout, stderr = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, stderr
+    assert "every scheduled trial has a result" in stdout
+    assert db_rows(out, "SELECT id, state, continues_campaign_id FROM campaigns") == [(1, "completed", None)]
+    invariants(out)
+
+
+def test_continue_blocked_with_nothing_to_continue_prints_the_command_and_writes_nothing(tmp_path):
+    out = tmp_path / "out"
+    refused = cli_proc(base(out, "--live", "--resume", "--continue-blocked"))
+    _, err = refused.communicate(timeout=120)
+    assert refused.returncode == 2
+    assert err.rstrip().endswith("drop --continue-blocked: " + shlex.join([sys.executable, "-m", "campaign", *base(out, "--live", "--resume")])), err
+    assert not out.exists()
 
 
 def test_resume_refuses_changed_options_and_names_them(tmp_path):
@@ -302,10 +338,7 @@ def test_equivalent_spend_matches_a_hand_computation(tmp_path):
 
 def test_a_resumed_campaign_that_completes_clears_the_interruption(tmp_path):
     out = tmp_path / "out"
-    proc = cli_proc(base(out, "--live"))
-    _wait_for(lambda: _count(out, "SELECT count(*) FROM attempts WHERE status != 'running'") >= 1)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=60) == 130
+    stopped_after_an_attempt(out, signal.SIGINT)
     assert db_rows(out, "SELECT state, stop_reason FROM campaigns") == [("interrupted", "interrupted")]
     resumed = run(base(out, "--live", "--resume"))
     assert resumed.exit_code == 0, resumed.output

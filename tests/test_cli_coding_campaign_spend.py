@@ -48,12 +48,13 @@ def test_limits_belong_to_the_campaign_lane(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_continue_blocked_without_a_blocked_campaign_is_refused(tmp_path):
+def test_continue_blocked_without_a_blocked_campaign_resumes_it_and_starts_no_other(tmp_path):
+    # Continuing the experiment is what was asked; a campaign that is not blocked needs no new one.
     out = tmp_path / "out"
     assert run(base(out, "--live")).exit_code == 0
     before = sqlite3.connect(out / "campaign.db").execute("SELECT count(*), max(id) FROM campaigns").fetchall()
     result = run(base(out, "--live", "--resume", "--continue-blocked"))
-    assert result.exit_code == 2 and "is not blocked" in result.output, result.output
+    assert result.exit_code == 0 and "ran 0 attempts now" in result.output, result.output
     assert sqlite3.connect(out / "campaign.db").execute("SELECT count(*), max(id) FROM campaigns").fetchall() == before
 
 

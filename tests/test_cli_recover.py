@@ -23,8 +23,21 @@ def test_unknown_attempt_is_a_usage_problem(runner, engine, db_url):
     assert result.exit_code == 2 and "no attempt 99" in result.output
 
 
-def test_missing_ledger_exits_nonzero_with_a_clear_line(runner, engine, db_url, make_attempt):
+def test_an_attempt_with_no_ledger_row_started_nothing_and_is_proven_clean(runner, engine, db_url, make_attempt):
+    # Its runner was killed between the attempt row and the first spawn: no process ever
+    # passed an exec gate, so recovery proves it and the way forward is open (issue 27).
     attempt_id, _ = make_attempt()
+    result = runner.invoke(cli, ["recover", str(attempt_id), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    assert f"attempt {attempt_id}: cleanup verified: no process was ever started for it" in result.output
+    assert (repository.get_attempt(engine, attempt_id).cleanup_complete, repository.get_attempt(engine, attempt_id).teardown_outcome) == (True, "recovered")
+    again = runner.invoke(cli, ["recover", str(attempt_id), "--db", db_url])
+    assert again.exit_code == 0 and "cleanup already verified" in again.output
+
+
+def test_missing_ledger_of_an_attempt_that_ran_exits_nonzero_with_a_clear_line(runner, engine, db_url, make_attempt):
+    attempt_id, _ = make_attempt()
+    repository.update_attempt(engine, attempt_id, wall_seconds=1.5)  # a client returned: something ran
     result = runner.invoke(cli, ["recover", str(attempt_id), "--db", db_url])
     assert result.exit_code == 1
     assert f"attempt {attempt_id}: cleanup_unverified" in result.output
@@ -44,6 +57,7 @@ def test_already_verified_and_all(runner, engine, db_url, make_attempt):
 
 def test_all_visits_every_unverified_attempt(runner, engine, db_url, make_attempt):
     first, _ = make_attempt("task-a")
+    repository.update_attempt(engine, first, wall_seconds=1.5)
     second, _ = make_attempt("task-b")
     bystander = subprocess.Popen(["sleep", "60"])
     try:

@@ -246,9 +246,9 @@ def test_an_interrupt_before_the_supervisor_starts_still_persists_the_row(engine
 
     real = isolation.create_private_root
 
-    def signalled_then_create(base=None):
+    def signalled_then_create(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGINT)  # a real signal, landing exactly here
-        return real(base)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(attempt_module.isolation, "create_private_root", signalled_then_create)
     trial = _trial(engine, PLAIN)
@@ -315,7 +315,7 @@ def test_a_runtime_that_dies_during_boot_fails_the_attempt_before_any_client_cal
 def test_an_engine_error_is_recorded_and_stops_the_lane_instead_of_raising(engine, tmp_base, monkeypatch):
     from campaign.lanes import attempt as attempt_module
 
-    def vanished(base=None):
+    def vanished(*args, **kwargs):
         raise FileNotFoundError(2, "No such file or directory", str(tmp_base / "gone"))
 
     monkeypatch.setattr(attempt_module.isolation, "create_private_root", vanished)

@@ -154,3 +154,20 @@ def test_finalization_releases_the_reservation_and_counts_the_real_cost(store):
     attempt_id = repository.start_attempt(store, first)
     repository.finish_attempt(store, attempt_id, first.id, outcome="passed", cost_usd=0.05, spend_complete=True, cleanup_complete=True)
     assert leases.admit(store, second, me=None, caps=caps, lineage=[cid]) is None  # 0.05 spent + 0.5 <= 0.6
+
+
+def test_a_holder_proven_dead_is_lost_at_once_and_a_fresh_stale_one_only_by_the_clock(store):
+    cid = campaign(store)
+    assert leases.claim_provider(store, cid, A) == "alpha"
+    assert leases.claim_provider(store, cid, B) == "beta"
+    assert leases.heartbeat(store, cid, A) and leases.heartbeat(store, cid, B)
+    # Both heartbeats are fresh; only A is proven dead (a predicate the caller owns).
+    (lost,) = leases.lost(store, cid, 30, dead=lambda holder: holder == A)
+    assert (lost.provider, lost.holder) == ("alpha", A)
+    assert leases.halt_lost(store, cid, lost) is None  # no attempt in flight: freed
+    assert leases.claim_provider(store, cid, C, providers=["alpha"]) == "alpha"
+    assert leases.lost(store, cid, 30, dead=lambda holder: False) == []
+    past = leases.now_epoch(store) - 60
+    with store.begin() as conn:
+        conn.execute(update(ProviderLease).where(ProviderLease.provider == "beta").values(heartbeat_epoch=past))
+    assert [lease.provider for lease in leases.lost(store, cid, 30, dead=lambda holder: False)] == ["beta"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 
 import pytest
 from helpers import procs
@@ -79,3 +80,36 @@ def test_outside_a_critical_section_the_signal_raises_at_once():
         with pytest.raises(Interrupted):
             signal.raise_signal(signal.SIGINT)
             raise AssertionError("not reached")
+
+
+HOLD = """
+import signal, sys
+from campaign.errors import Interrupted
+from campaign.supervise.interrupt import hold, interruptible
+intr = hold()
+with interruptible():
+    pass
+assert signal.getsignal(signal.SIGTERM) == intr._handle, "a nested interruptible() restored the defaults"
+try:
+    signal.raise_signal(signal.SIGTERM)
+    sys.exit("not raised")
+except Interrupted:
+    print("raised")
+intr.close()
+signal.raise_signal(signal.SIGINT)
+print("closed: remembered, not raised")
+"""
+
+
+def test_held_handlers_outlive_every_interruptible_and_close_ends_them_quietly():
+    done = subprocess.run([sys.executable, "-c", HOLD], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["raised", "closed: remembered, not raised"]
+
+
+def test_the_command_line_entry_installs_them_before_importing_any_command():
+    # Everything a command needs (click, SQLAlchemy, the lanes) takes most of a second to
+    # import: a stop in that window must already be an operator's stop.
+    probe = "import sys, campaign.cli; print(sorted(m for m in ('click', 'sqlalchemy', 'campaign.lanes') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -73,13 +73,49 @@ def test_other_boot_is_gone_other_namespace_is_unverified(engine, make_attempt, 
     assert not report.cleanup_complete and "unprovable_member" in report.reasons
 
 
-def test_missing_ledger_is_cleanup_unverified(engine, make_attempt):
+def test_missing_ledger_of_an_attempt_that_ran_is_cleanup_unverified(engine, make_attempt):
     attempt_id, _ = make_attempt()
+    repository.update_attempt(engine, attempt_id, output_tokens=12)  # a client's counters: something ran
     report = recovery.recover_attempt(engine, attempt_id)
     assert not report.cleanup_complete and "ledger_missing" in report.reasons
     assert "no ledger rows" in report.line()
     row = repository.get_attempt(engine, attempt_id)
     assert (row.cleanup_complete, row.teardown_outcome) == (False, "unverified")
+
+
+needs_cgroup = pytest.mark.skipif("cgroup2" not in MODES, reason="no writable cgroup v2")
+
+
+def test_no_ledger_row_means_nothing_was_started(engine, make_attempt):
+    # A runner killed between the attempt row and its first spawn: no process of the
+    # attempt ever passed its exec gate, which is the proof (no cgroup witness needed).
+    attempt_id, _ = make_attempt()
+    report = recovery.recover_attempt(engine, attempt_id)
+    assert report.cleanup_complete and report.nothing_started and report.reasons == []
+    assert "no process was ever started" in report.line()
+    row = repository.get_attempt(engine, attempt_id)
+    assert (row.cleanup_complete, row.teardown_outcome) == (True, "recovered")
+
+
+@needs_cgroup
+def test_no_ledger_row_and_a_cgroup_the_killed_runner_made_but_never_recorded(engine, make_attempt):
+    # Killed right after making the attempt's cgroup, before recording its containment, and
+    # with a process forked into it that never got past its gate: cgroup.kill and rmdir.
+    from campaign.supervise.cgroup import AttemptCgroup, attempt_cgroup_name
+
+    attempt_id, _ = make_attempt()
+    row = repository.get_attempt(engine, attempt_id)
+    group = AttemptCgroup.create(attempt_cgroup_name(row.id, row.campaign_id, row.started_at))
+    gated = subprocess.Popen(["sleep", "60"])
+    try:
+        group.add(gated.pid)
+        report = recovery.recover_attempt(engine, attempt_id, wait=5)
+        assert gated.wait(5) == -signal.SIGKILL
+    finally:
+        gated.kill()
+        gated.wait()
+    assert report.cleanup_complete and report.nothing_started
+    assert not group.exists()
 
 
 def _start_runner(db_url, attempt_id, trial, tmp_base, pids_file, containment, sweep=0.1):

@@ -1,45 +1,46 @@
-"""The `campaign` command line: thin commands that parse, call the core, map errors."""
+"""The `campaign` command line: thin commands that parse, call the core, map errors.
+
+``main`` installs the stop-signal handling before it imports a single command:
+Ctrl-C, SIGTERM, SIGHUP and SIGQUIT then end every command the same way (what
+was observed is persisted, one line says how to continue, exit 130), whether
+they land at start-up, mid-run or while it shuts down. This package therefore
+imports the commands only on first use (``from campaign.cli import cli``).
+"""
 
 from __future__ import annotations
 
-import click
+import contextlib
+import sys
 
-from campaign import __version__
-from campaign.cli.coding import coding
-from campaign.cli.db import db
-from campaign.cli.plan import plan
-from campaign.cli.probe import probe
-from campaign.cli.profiler import profiler
-from campaign.cli.recover import recover
-from campaign.cli.replay import replay_server
-from campaign.cli.report import export, report
-from campaign.cli.sql import sql
-from campaign.cli.tasks import tasks
-from campaign.cli.verify import verify
-from campaign.cli.worker import worker
-from campaign.cli.view import view
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="campaign")
-def cli() -> None:
-    """Run repeated, paired A/B trials of coding agents and report the difference."""
-
-
-for command in (db, sql, tasks):
-    cli.add_command(command)
-cli.add_command(coding)
-cli.add_command(plan)
-cli.add_command(report)
-cli.add_command(export)
-cli.add_command(recover)
-cli.add_command(verify)
-cli.add_command(replay_server)
-cli.add_command(profiler)
-cli.add_command(probe)
-cli.add_command(worker)
-cli.add_command(view)
+EXIT_INTERRUPTED = 130
 
 
 def main() -> None:
-    cli(prog_name="campaign")
+    from campaign import testhooks
+    from campaign.errors import Interrupted
+    from campaign.supervise.interrupt import hold
+
+    intr = hold()
+    try:
+        try:
+            testhooks.reached("start")
+            from campaign.cli.commands import cli
+
+            cli(prog_name="campaign")
+        finally:
+            intr.close()  # the command has said how it ended; a later signal changes nothing
+    except Interrupted as exc:
+        # Landed outside a command's own handling: while importing, parsing, or exiting.
+        from campaign.cli.rerun import continue_command
+
+        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) cannot show it
+            print(f"interrupted: {exc}; to continue, run: {continue_command()}", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def __getattr__(name: str):
+    if name == "cli":
+        from campaign.cli.commands import cli
+
+        return cli
+    raise AttributeError(f"module 'campaign.cli' has no attribute {name!r}")

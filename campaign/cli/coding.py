@@ -8,12 +8,15 @@ from decimal import Decimal
 
 import click
 
+from campaign import testhooks
 from campaign.cli.common import EXIT_UNFINISHED, core_errors, db_option
 from campaign.cli.paths import AgentProfileRef, InputDir, InputFile, OutputDir, OutputFile
+from campaign.cli.rerun import program, rerun_command
 from campaign.lanes import options as opt
 from campaign.errors import Interrupted
 from campaign.lanes import multi_provider, nonpaired, paired_live, paired_plan
 from campaign.lanes.continuation import CampaignBlocked
+from campaign.lanes.holders import LeaseHeld
 from campaign.lanes.parallel import WorkerLost
 from campaign.report import write_report
 
@@ -51,28 +54,30 @@ def _usd(amount: Decimal) -> str:
     return format(amount.normalize(), "f")
 
 
-def _program() -> list[str]:
-    """How this process was started, so printed next steps run as typed."""
-    return [sys.executable, "-m", "campaign"] if sys.argv[0].endswith("__main__.py") else [sys.argv[0]]
-
-
-def _rerun_command(*extra: str) -> str:
-    """This very command line, to print as the next step."""
-    args = sys.argv[1:]
-    return shlex.join([*_program(), *args, *(flag for flag in extra if flag not in args)])
+def _next_steps(exc: Exception) -> str:
+    """A refusal's message with the exact commands, as this command line reads."""
+    resume, blocked, prog = rerun_command("--resume"), rerun_command("--resume", "--continue-blocked"), shlex.join(program())
+    if isinstance(exc, LeaseHeld):
+        return exc.describe(rerun=resume, program=prog, continue_blocked=blocked)
+    if isinstance(exc, multi_provider.RunnerBusy):
+        return exc.describe(rerun=resume)
+    return exc.describe(rerun=blocked, program=prog)
 
 
 def _campaign(options: opt.CodingOptions, db: str | None) -> None:
     try:
-        result = multi_provider.run(options, db, catalog_path=options.providers_catalog, stream=sys.stderr)
+        _run_campaign(options, db)
     except Interrupted:
         # Everything is persisted before this is raised; say how to go on.
-        click.echo(f"progress is saved; to continue, run: {_rerun_command('--resume')}", err=True)
+        click.echo(f"progress is saved; to continue, run: {rerun_command('--resume')}", err=True)
         raise
-    except CampaignBlocked as exc:
-        raise click.ClickException(exc.describe(rerun=_rerun_command("--resume", "--continue-blocked"), program=shlex.join(_program()))) from None
-    except WorkerLost as exc:
-        raise click.ClickException(exc.describe(rerun=_rerun_command("--resume", "--continue-blocked"), program=shlex.join(_program()))) from None
+    except (CampaignBlocked, WorkerLost, LeaseHeld, multi_provider.RunnerBusy) as exc:
+        raise click.ClickException(_next_steps(exc)) from None
+
+
+def _run_campaign(options: opt.CodingOptions, db: str | None) -> None:
+    opt.check_mode(options)
+    result = multi_provider.run(options, db, catalog_path=options.providers_catalog, stream=sys.stderr)
     if not result.live:
         click.echo(f"would run {result.scheduled} trials, one at a time, interleaved by pair; nothing ran (add --live to execute)")
         click.echo(f"store: nothing written; with --live the store is {result.store}")
@@ -90,9 +95,11 @@ def _campaign(options: opt.CodingOptions, db: str | None) -> None:
         click.echo(f"report: {path}, {path.with_suffix('.md')}, {path.with_suffix('.svg')}")
     if not result.unfinished:
         click.echo(f"store: {result.store} (campaign {result.campaign_id}); every scheduled trial has a result")
+        testhooks.reached("exit")
         return
     click.echo(f"store: {result.store} (campaign {result.campaign_id})")
     _say_why_unfinished(result)
+    testhooks.reached("exit")
     sys.exit(EXIT_UNFINISHED)
 
 
@@ -114,7 +121,7 @@ def _say_why_unfinished(result) -> None:
     click.echo(f"unfinished: {'; '.join(x for x in (left, reasons and f'not attempted: {reasons}') if x)}"
                f"{f' (stopped: {result.stop_reason})' if result.stop_reason else ''}", err=True)
     if result.left or set(result.not_attempted) & set(multi_provider.REOPEN_ON_RESUME):
-        click.echo(f"to continue{' once the provider recovers' if result.halts else ''}: {_rerun_command('--resume')}", err=True)
+        click.echo(f"to continue{' once the provider recovers' if result.halts else ''}: {rerun_command('--resume')}", err=True)
     else:
         click.echo("the trials left will not run again in this campaign (a resume would not admit them)", err=True)
 
@@ -171,10 +178,10 @@ def coding(db: str | None, **values) -> None:
     """
     options = opt.CodingOptions(**values)
     with core_errors():
-        opt.check_mode(options)
         if options.campaign:
             _campaign(options, db)
             return
+        opt.check_mode(options)
         if not options.paired:
             _nonpaired(options, db)
             return

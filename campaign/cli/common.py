@@ -8,10 +8,11 @@ from collections.abc import Iterator
 
 import click
 
+from campaign.cli import EXIT_INTERRUPTED
 from campaign.cli.paths import StoreTarget
-from campaign.errors import CampaignError, Interrupted, UsageProblem
+from campaign.cli.rerun import rerun_command
+from campaign.errors import CampaignError, Interrupted, RerunWith, UsageProblem
 
-EXIT_INTERRUPTED = 130
 # The run ended with trials left without a result (a stop rule, a halted provider,
 # trials not attempted); stderr says why and how to continue.
 EXIT_UNFINISHED = 3
@@ -34,6 +35,8 @@ def core_errors() -> Iterator[None]:
     except Interrupted as exc:
         click.echo(f"interrupted: {exc}", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    except RerunWith as exc:
+        raise click.UsageError(f"{exc}: {rerun_command(*exc.add, drop=exc.drop)}") from None
     except UsageProblem as exc:
         raise click.UsageError(str(exc)) from None
     except CampaignError as exc:

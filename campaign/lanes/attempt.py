@@ -28,7 +28,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from campaign import benchmark, config, isolation
+from campaign import benchmark, config, isolation, testhooks
 from campaign.agents import profiles, seeds
 from campaign.agents.adapters import get_adapter
 from campaign.agents.record import AgentRecord, unknown_record
@@ -291,18 +291,23 @@ def run_attempt(
     held: PinnedRoot | None = None
     sup: Supervisor | None = None
     attempt_id: int | None = None
+    testhooks.reached("admitted")
     try:
         # An interruption during either block is deferred to its end, inside this try:
-        # once the attempt row exists it is always finished, never left running.
+        # once the attempt row exists it is always finished, never left running. The row
+        # names the private root before it exists, so a killed runner's root is never unnamed.
+        where = isolation.new_root_path(plan.tmp_base)
         with critical():
             attempt_id = repository.start_attempt(
-                engine, trial, clock, config_digest=config_text_digest(plan.config_text), fixture_digest=benchmark.fixture_digest(plan.task)
+                engine, trial, clock, config_digest=config_text_digest(plan.config_text), fixture_digest=benchmark.fixture_digest(plan.task), private_root=str(where)
             )
+        testhooks.reached("attempt-row")
         with critical():
-            root = isolation.create_private_root(plan.tmp_base)
+            root = isolation.create_private_root(path=where)
             held = PinnedRoot(root)
             sup = Supervisor(engine, attempt_id, root, clock=clock, budget=plan.teardown_budget, python=plan.python)
         with sup:
+            testhooks.reached("contained")
             _drive(engine, attempt_id, trial, plan, held, sup, state, deadline, timer)
     except Exception as exc:  # Interrupted included: the row is written before it propagates
         if attempt_id is None:
@@ -378,6 +383,7 @@ def _drive(engine, attempt_id, trial, plan, held: PinnedRoot, sup, state, deadli
     state.record = record
     with critical():
         repository.update_attempt(engine, attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
+    testhooks.reached("client")
     if result.timed_out or result.stopped or not state.output_ok:
         return
     if not sup.quiesce():
@@ -405,6 +411,7 @@ def _drive(engine, attempt_id, trial, plan, held: PinnedRoot, sup, state, deadli
         )
     state.verifier_exit = verdict.exit_code
     state.verifier_timed_out = verdict.timed_out
+    testhooks.reached("verifier")
 
 
 def _as_client_reads(env: dict[str, str], plan: AttemptPlan) -> dict[str, str]:
@@ -475,6 +482,7 @@ def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, s
         sup.log(f"engine error: {type(stopped_by).__name__}")
     # A supervisor that never entered spawned nothing: there is nothing left to prove.
     verdict = sup.teardown() if sup is not None and sup.entered else NOTHING_SPAWNED
+    testhooks.reached("teardown")
     flush_complete, finalization_ok = _profiling_finalization(plan, state)
     record: AgentRecord = state.record
     outcome, failure_class, verified_pass = classify(
@@ -528,6 +536,7 @@ def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, s
         equivalent_spend_usd=equivalent,
         **counter_fields(record),
     )
+    testhooks.reached("finalized")
     result = AttemptOutcome(
         attempt_id=attempt_id,
         outcome=outcome,

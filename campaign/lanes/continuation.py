@@ -12,6 +12,12 @@ of a dead end is a precise next step:
    finished with a verified teardown are carried over by reference, never copied
    or edited. Everything else (the killed attempt's trial included) runs again.
    Spend gates count the whole lineage, so the operator's caps still hold.
+
+Each blocking attempt's private root is named, with how to inspect and remove
+it, wherever the operator is told what to do: in the refusal, and again as
+``--continue-blocked`` continues (after a kill the operator may rerun that
+command without ever seeing the refusal). A root that is no longer there is
+never claimed as kept.
 """
 
 from __future__ import annotations
@@ -43,11 +49,22 @@ class Blocker:
     facts: tuple[str, ...]  # stop reasons, most serious first
     words: tuple[str, ...]
     proven_gone: bool
-    private_root: str | None
+    private_root: str | None  # only while the directory is there: a root that is gone is not kept
 
     def line(self) -> str:
         proof = "processes proven gone" if self.proven_gone else "processes NOT proven gone"
         return f"attempt {self.attempt_id}: {', '.join(self.words)}; {proof}"
+
+    def kept_line(self) -> str | None:
+        if not self.private_root:
+            return None
+        return f"  attempt {self.attempt_id} kept {self.private_root}: inspect it (ls -la), then remove it (rm -rf) once you no longer need it"
+
+
+def kept(path: str | None) -> str | None:
+    """The retained private root, if it is still there (a killed runner may have disposed
+    of it before it could record that)."""
+    return path if path and os.path.isdir(path) and not os.path.islink(path) else None
 
 
 def blockers(engine: Engine, campaign_id: int) -> list[Blocker]:
@@ -58,7 +75,7 @@ def blockers(engine: Engine, campaign_id: int) -> list[Blocker]:
             continue  # orphans are recovered first, then judged
         facts = [(reason, words) for reason, words, bad in BLOCKING if bad(a)]
         if facts:
-            found.append(Blocker(a.id, tuple(r for r, _ in facts), tuple(w for _, w in facts), a.cleanup_complete is True, a.private_root))
+            found.append(Blocker(a.id, tuple(r for r, _ in facts), tuple(w for _, w in facts), a.cleanup_complete is True, kept(a.private_root)))
     return found
 
 
@@ -76,7 +93,8 @@ def run_recovery(url: URL, attempt_id: int) -> bool:
         env["CAMPAIGN_DB"] = url.render_as_string(hide_password=False)  # never in the process list
     else:
         argv += ["--db", url.render_as_string(hide_password=False)]
-    done = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, check=False)
+    # Its own session: a Ctrl-C at the terminal stops the runner (which waits for this), not the proof.
+    done = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, check=False, start_new_session=True)
     return done.returncode == 0
 
 
@@ -109,9 +127,7 @@ class CampaignBlocked(CampaignError):
         lines = [f"campaign {self.campaign_id} admits no more work ({self.reason}); its remaining trials are recorded not_attempted."]
         lines += [b.line() for b in self.blockers]
         lines.append("Retained private roots are evidence: resolve them independently (campaign recover), never by editing rows.")
-        for b in self.blockers:
-            if b.private_root:
-                lines.append(f"  attempt {b.attempt_id} kept {b.private_root}: inspect it (ls -la), then remove it (rm -rf) once you no longer need it")
+        lines += [k for b in self.blockers if (k := b.kept_line())]
         if self.reports:
             lines.append(f"Reports: {', '.join(self.reports)}")
         if self.unproven:
@@ -121,3 +137,12 @@ class CampaignBlocked(CampaignError):
             lines.append(f"Next: continue the experiment in a new campaign that carries over the {self.carried} finished, verified trials of campaign {self.campaign_id}:")
         lines.append(f"  {rerun}")
         return "\n".join(lines)
+
+
+def continued(blocked_id: int, reason: str, found: Sequence[Blocker], *, carried: int) -> str:
+    """What ``--continue-blocked`` says as it continues: the operator may never have seen
+    the blocked campaign's message, so its evidence is named here."""
+    lines = [f"campaign {blocked_id} admits no more work ({reason}); continuing the experiment in a new campaign that carries over its {carried} finished, verified trials."]
+    lines += [b.line() for b in found]
+    lines += [k for b in found if (k := b.kept_line())]
+    return "\n".join(lines)

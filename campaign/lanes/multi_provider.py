@@ -28,15 +28,15 @@ from typing import Any, TextIO
 from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 
-from campaign import benchmark
+from campaign import benchmark, testhooks
 from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.agents.profiles import AgentProfile, load_profile, profile_identity
 from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_variant
-from campaign.errors import CampaignError, ConflictError, Interrupted, UsageProblem
-from campaign.lanes import continuation, parallel, worker
+from campaign.errors import CampaignError, ConflictError, Interrupted, RerunWith, UsageProblem
+from campaign.lanes import continuation, holders, parallel, worker
 from campaign.lanes.breaker import Breaker, Halt
 from campaign.lanes import options as opt
 from campaign.plan import canonical_digest
@@ -279,9 +279,10 @@ def recover_orphans(engine: Engine, campaign_id: int, url: URL) -> list[int]:
     record them interrupted with their finalization incomplete. Returns their ids."""
     orphans = [a for a in repository.attempts_for(engine, campaign_id) if a.status == "running"]
     for attempt in orphans:
-        continuation.run_recovery(url, attempt.id)
-        fresh = repository.get_attempt(engine, attempt.id)
+        # A stop waits for recovery (bounded): killing it halfway would prove nothing.
         with critical():
+            continuation.run_recovery(url, attempt.id)
+            fresh = repository.get_attempt(engine, attempt.id)
             repository.finish_attempt(
                 engine,
                 attempt.id,
@@ -305,19 +306,26 @@ def my_identity(proc: ProcFS | None = None) -> repository.RunnerIdentity:
     return repository.RunnerIdentity(os.getpid(), proc.start_ticks(os.getpid()), proc.boot_id())
 
 
-def _alive(identity: repository.RunnerIdentity, proc: ProcFS) -> bool:
-    return identity.boot_id == proc.boot_id() and proc.start_ticks(identity.pid) == identity.start_ticks
+class RunnerBusy(ConflictError):
+    """Another live runner holds the campaign; ``describe`` says what to run once it ends."""
+
+    def describe(self, rerun: str = "the same command") -> str:
+        return f"{self.args[0]}\nNext: wait for it to end, then run:\n  {rerun}"
 
 
 def take_lease(engine: Engine, campaign_id: int, me: repository.RunnerIdentity, proc: ProcFS) -> None:
     holder = repository.campaign_runner(engine, campaign_id)
-    if holder is not None and _alive(holder, proc):
-        raise ConflictError(f"campaign {campaign_id} is being run by pid {holder.pid}; only one runner at a time, so this one exits without running anything")
+    if holder is not None and holders.runner_alive(holder, proc):
+        raise RunnerBusy(f"campaign {campaign_id} is being run by pid {holder.pid}; only one runner at a time, so this one exits without running anything")
     if not repository.acquire_campaign(engine, campaign_id, me, stale=holder):
-        raise ConflictError(f"another runner took campaign {campaign_id} first; this one exits without running anything")
+        raise RunnerBusy(f"another runner took campaign {campaign_id} first; this one exits without running anything")
 
 
 # --- the lane ---------------------------------------------------------------------------
+
+
+def _nothing_to_continue() -> RerunWith:
+    return RerunWith("there is no campaign here to continue; to start one, drop --continue-blocked", option="--continue-blocked", drop=("--continue-blocked",))
 
 
 def run(
@@ -337,9 +345,12 @@ def run(
     if not opts.live:
         return CampaignResult(None, inputs.db, (), len(schedule), 0, len(schedule), None, live=False)
     if not opts.resume and store_file is not None and store_file.exists():
-        raise UsageProblem(f"{inputs.output_dir} already holds a campaign; add --resume to continue it, or choose a new --output-dir", option="--resume")
+        raise RerunWith(f"{inputs.output_dir} already holds a campaign; choose a new --output-dir, or continue it with --resume", option="--resume", add=("--resume",))
+    if opts.continue_blocked and store_file is not None and not store_file.exists():
+        raise _nothing_to_continue()
 
-    engine = open_store(inputs.db)
+    with critical():  # a first run's migration is never cut short
+        engine = open_store(inputs.db)
     proc = ProcFS()
     me = my_identity(proc)
     existing = repository.latest_campaign(engine, kind="campaign")
@@ -355,8 +366,10 @@ def run(
     else:
         # --resume on an empty --output-dir starts the campaign, so one command both
         # starts and continues it.
+        if opts.continue_blocked:
+            raise _nothing_to_continue()
         if existing is not None:
-            raise UsageProblem(f"{describe(engine.url)} already holds campaign {existing.id}; add --resume", option="--resume")
+            raise RerunWith(f"{describe(engine.url)} already holds campaign {existing.id}; continue it with --resume", option="--resume", add=("--resume",))
         campaign_id = repository.create_campaign(
             engine,
             repository.NewCampaign(kind="campaign", state="running", live=True, agent=current["agent"], seed=inputs.seed, experiment=current, experiment_digest=canonical_digest(current)),
@@ -365,55 +378,54 @@ def run(
             default_provider=inputs.providers[0].name,
         )
         take_lease(engine, campaign_id, me, proc)
+    testhooks.reached("leased")
     caps = opt.campaign_caps(opts)
     worker_me = leases.WorkerIdentity.of(me)
     try:
         if existing is not None and opts.resume:
-            campaign_id = _settle_resume(engine, campaign_id, inputs, me, proc, continue_blocked=opts.continue_blocked)
+            campaign_id = _settle_resume(engine, campaign_id, inputs, me, proc, continue_blocked=opts.continue_blocked, stream=stream)
             leases.reopen_unavailable(engine, campaign_id)
             repository.reopen_trials(engine, campaign_id, REOPEN_ON_RESUME)
-        elif opts.continue_blocked:
-            raise UsageProblem("there is no campaign here to continue; drop --continue-blocked to start one", option="--continue-blocked")
         if caps is not None:
             repository.record_spend_limits(engine, campaign_id, caps)
         leases.ensure_leases(engine, campaign_id, [p.name for p in inputs.providers])
         if opts.parallel_providers:
             return parallel.coordinate(engine, campaign_id, inputs, schedule, opts, stream=stream, caps=caps, timer=timer)
-        _hold_every_lease(engine, campaign_id, worker_me)
+        _hold_every_lease(engine, campaign_id, worker_me, proc)
         try:
             return _drive(engine, campaign_id, inputs, schedule, stream, timer, caps, worker_me)
         finally:
-            leases.release(engine, campaign_id, worker_me)
+            with critical():  # a stop landing here must not leave a lease behind
+                leases.release(engine, campaign_id, worker_me)
     finally:
-        repository.release_campaign(engine, campaign_id, me)
+        with critical():
+            repository.release_campaign(engine, campaign_id, me)
 
 
-def _hold_every_lease(engine, campaign_id: int, me: leases.WorkerIdentity) -> None:
+def _hold_every_lease(engine, campaign_id: int, me: leases.WorkerIdentity, proc: ProcFS) -> None:
     """The single runner drives every provider: it must hold every lease, so no worker
-    elsewhere runs one of them at the same time. Leases of lost workers are settled first."""
-    for lost in leases.stale(engine, campaign_id, worker.STALE_SECONDS):
+    elsewhere runs one of them at the same time. Leases of lost workers are settled first:
+    a holder proven dead on this machine at once, any other once its heartbeat is stale."""
+    for lost in leases.lost(engine, campaign_id, worker.STALE_SECONDS, dead=holders.dead_here(proc)):
         leases.halt_lost(engine, campaign_id, lost)
     others = leases.claim_all(engine, campaign_id, me)
     if others:
         leases.release(engine, campaign_id, me)
-        raise ConflictError(
-            f"provider(s) {', '.join(others)} of campaign {campaign_id} are held by a worker (campaign worker) or were halted; "
-            "wait for it, or recover a lost worker's attempt first; this runner exits without running anything"
-        )
+        raise holders.LeaseHeld(campaign_id, holders.held_by_others(engine, campaign_id, others, proc), stale_seconds=worker.STALE_SECONDS, db=describe(engine.url))
 
 
-def _settle_resume(engine, campaign_id: int, inputs: CampaignInputs, me, proc: ProcFS, *, continue_blocked: bool) -> int:
+def _settle_resume(engine, campaign_id: int, inputs: CampaignInputs, me, proc: ProcFS, *, continue_blocked: bool, stream: TextIO | None = None) -> int:
     """Make a resumed campaign safe to drive: requeue admissions no process ran for,
     recover what a killed runner left running, and refuse (or, with --continue-blocked
     and every blocker proven gone, continue in a new campaign) when work is unproven.
-    Returns the campaign to drive, with this runner holding its lease."""
+    A campaign that is not blocked is resumed, --continue-blocked or not: continuing the
+    experiment is what was asked. Returns the campaign to drive, with this runner
+    holding its lease."""
     repository.reset_admitted_without_attempt(engine, campaign_id)
     recover_orphans(engine, campaign_id, engine.url)
     found = continuation.blockers(engine, campaign_id)
     reason = continuation.first_reason(found)
     if reason is None:
-        if continue_blocked:
-            raise UsageProblem(f"campaign {campaign_id} is not blocked; resume it with --resume alone", option="--continue-blocked")
         return campaign_id
     row = repository.get_campaign(engine, campaign_id)
     if row.state != "stopped" or row.stop_reason != reason:
@@ -423,6 +435,8 @@ def _settle_resume(engine, campaign_id: int, inputs: CampaignInputs, me, proc: P
     if continue_blocked:
         found = continuation.prove_gone(engine, found)
         if all(b.proven_gone for b in found):
+            if stream is not None:  # before the continuation exists: a kill right after still named the evidence
+                print(continuation.continued(campaign_id, reason, found, carried=len(carried)), file=stream, flush=True)
             successor = repository.create_continuation(engine, campaign_id, carried)
             repository.release_campaign(engine, campaign_id, me)
             take_lease(engine, successor, me, proc)
@@ -495,13 +509,17 @@ def _drive(engine, campaign_id, inputs: CampaignInputs, schedule, stream, timer,
                             progress.update(TrialsNotAttempted(trial.provider, 1, done.provider_stop))
                     if done.halted and progress:
                         progress.message(f"halted {done.halted.line()}")
+                    testhooks.reached("between")
                 if not ran:
                     break  # nothing was admitted in this pass: what is left waits for a resume
-        close_run(engine, campaign_id, stop_reason, ran_now=running)
+            testhooks.reached("last")
+        with critical():
+            close_run(engine, campaign_id, stop_reason, ran_now=running)
     except Interrupted:
         with critical():
             # Trials not reached stay scheduled (an interrupted attempt's trial too): --resume runs them.
-            if running:
+            # A stop that lands once the campaign is closed leaves its state as it is.
+            if repository.get_campaign(engine, campaign_id).state == "running":
                 repository.set_campaign_state(engine, campaign_id, expected=("running",), state="interrupted", stop_reason="interrupted")
             write_reports(engine, campaign_id, inputs)
         raise

@@ -32,7 +32,7 @@ from sqlalchemy import Engine
 
 from campaign.errors import CampaignError, Interrupted, UsageProblem
 from campaign.lanes import options as opt
-from campaign.lanes import worker
+from campaign.lanes import holders, worker
 from campaign.progress import TrialsNotAttempted
 from campaign.providers import load_catalog
 from campaign.store import leases, repository
@@ -205,7 +205,7 @@ def _settle_lost(engine: Engine, campaign_id: int, procs: Sequence[subprocess.Po
     for lease in leases.all_leases(engine, campaign_id):
         if lease.holder is not None and lease.halted_reason is None and (lease.holder.pid, lease.holder.start_ticks) in dead:
             leases.halt_lost(engine, campaign_id, lease)
-    for lease in leases.stale(engine, campaign_id, worker.STALE_SECONDS):
+    for lease in leases.lost(engine, campaign_id, worker.STALE_SECONDS, dead=holders.dead_here()):
         leases.halt_lost(engine, campaign_id, lease)
 
 

@@ -20,6 +20,7 @@ from sqlalchemy import Engine
 
 from campaign import benchmark
 from campaign.errors import Interrupted
+from campaign.lanes import holders
 from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.progress import AttemptFinished
@@ -195,7 +196,7 @@ def run_worker(
     breaker = Breaker()
     with interruptible(), Heartbeat(engine, campaign_id, me) as beat:
         while True:
-            for lost in leases.stale(engine, campaign_id, stale_seconds):
+            for lost in leases.lost(engine, campaign_id, stale_seconds, dead=holders.dead_here()):
                 leases.halt_lost(engine, campaign_id, lost)
             provider = leases.claim_provider(engine, campaign_id, me, providers)
             if provider is None:

@@ -16,7 +16,7 @@ than a cap allows; finalization releases the reservation.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -177,6 +177,16 @@ def stale(engine: Engine, campaign_id: int, after_seconds: float) -> list[Lease]
         return [_lease_row(r) for r in conn.execute(stmt).mappings()]
 
 
+def lost(engine: Engine, campaign_id: int, after_seconds: float, *, dead: Callable[[WorkerIdentity], bool]) -> list[Lease]:
+    """Leases of lost holders: stale (see ``stale``), or held by a holder ``dead`` proves
+    gone (its process ended on this machine: released at once, without waiting)."""
+    found = {lease.provider: lease for lease in stale(engine, campaign_id, after_seconds)}
+    for lease in all_leases(engine, campaign_id):
+        if lease.provider not in found and lease.holder is not None and lease.halted_reason is None and dead(lease.holder):
+            found[lease.provider] = lease
+    return [found[p] for p in sorted(found)]
+
+
 def halt_lost(engine: Engine, campaign_id: int, lease: Lease, reason: str = "worker_lost", clock: Clock = utcnow) -> int | None:
     """A lost worker's lease: with an attempt of its provider running, halt the provider and
     mark that attempt's cleanup unverified (recovery on the worker's host may prove it
@@ -313,4 +323,4 @@ def now_epoch(engine: Engine) -> float:
         return float(conn.execute(select(db_epoch(conn))).scalar_one())
 
 
-__all__ = ["Caps", "Lease", "WorkerIdentity", "admit", "claim_all", "claim_provider", "ensure_leases", "halt_lost", "heartbeat", "release", "stale"]
+__all__ = ["Caps", "Lease", "WorkerIdentity", "admit", "claim_all", "claim_provider", "ensure_leases", "halt_lost", "heartbeat", "lost", "release", "stale"]

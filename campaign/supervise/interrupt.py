@@ -5,7 +5,12 @@ like Ctrl-C: the attempt in flight is torn down and recorded, the run exits 130,
 and ``--resume`` continues it. Only SIGKILL leaves work unfinalized.
 
 ``interruptible()`` installs the handlers (nesting is fine: only the outermost
-installs and restores). A signal raises ``Interrupted`` at once unless the
+installs and restores). The command line installs them with ``hold()`` first
+thing, before it imports anything that can be interrupted, and keeps them until
+the process exits: a stop at start-up or shut-down is an operator's stop too,
+never a default death (-15), a ``KeyboardInterrupt`` traceback or click's
+"Aborted!". ``close()`` at the very end turns later signals into no-ops, since
+the command has already said how it ended. A signal raises ``Interrupted`` at once unless the
 main thread is inside ``critical()``; there it is deferred until the outermost
 critical section ends. Spawn-and-record, teardown and the caller's persisting
 of the attempt row run inside critical sections, so an interruption can stop
@@ -58,6 +63,10 @@ class Interruption:
     def shield(self) -> _Critical:
         return critical()
 
+    def close(self) -> None:
+        """The command has ended and said so: a later signal is remembered, never raised."""
+        self.delivered = True
+
     def _handle(self, signum: int, _frame) -> None:
         if self.signal is None:
             self.signal = signum
@@ -80,9 +89,7 @@ def interruptible(signals: tuple[int, ...] = SIGNALS) -> Iterator[Interruption]:
         yield _STATE
         return
     if _STATE.installed == 0:
-        _STATE.signal = None
-        _STATE.delivered = False
-        _STATE._saved = {sig: signal.signal(sig, _STATE._handle) for sig in signals}
+        _install(signals)
     _STATE.installed += 1
     try:
         yield _STATE
@@ -92,6 +99,22 @@ def interruptible(signals: tuple[int, ...] = SIGNALS) -> Iterator[Interruption]:
             for sig, old in _STATE._saved.items():
                 signal.signal(sig, old)  # type: ignore[arg-type]
             _STATE._saved = {}
+
+
+def hold(signals: tuple[int, ...] = SIGNALS) -> Interruption:
+    """Install the handlers for the rest of the process's life (main thread only): the
+    command line's entry calls it before anything else, so no later ``interruptible()``
+    ever restores the defaults."""
+    if threading.current_thread() is threading.main_thread() and _STATE.installed == 0:
+        _install(signals)
+        _STATE.installed = 1
+    return _STATE
+
+
+def _install(signals: tuple[int, ...]) -> None:
+    _STATE.signal = None
+    _STATE.delivered = False
+    _STATE._saved = {sig: signal.signal(sig, _STATE._handle) for sig in signals}
 
 
 class _Critical:

@@ -9,9 +9,17 @@ never scans the process table to infer ownership.
 
 A verdict is complete only with a containment witness for processes the ledger
 may not name: the attempt's cgroup (empty and removed), or, when the live
-supervisor delegates to us (``lock_fd``), that supervisor's own sweep. Missing
-or unreadable ledgers, another pid namespace, or no witness fail closed as
+supervisor delegates to us (``lock_fd``), that supervisor's own sweep. An
+unreadable ledger, another pid namespace, or no witness fail closed as
 ``cleanup_unverified``.
+
+An attempt with no ledger row at all never started a process: every process
+is held at its exec gate until its row is committed, and a gated child whose
+runner died reads EOF and exits without running anything. That is the proof
+for a runner killed between the attempt row and its first spawn, once the
+attempt's cgroup, if it made one, is empty and removed. A row that records
+what a client returned says a process did run, so there a missing ledger
+still fails closed.
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ class AttemptRecovery:
     reasons: list[str] = field(default_factory=list)
     skipped: str | None = None
     private_root: str | None = None
+    nothing_started: bool = False  # no ledger row: no process of the attempt ever ran
 
     def line(self) -> str:
         head = f"attempt {self.attempt_id}:"
@@ -53,6 +62,8 @@ class AttemptRecovery:
             return f"{head} cleanup already verified; nothing to do"
         if self.skipped == "live_supervisor":
             return f"{head} still supervised by a live runner; not touched (run recover again after it ends)"
+        if self.cleanup_complete and self.nothing_started:
+            return f"{head} cleanup verified: no process was ever started for it (no ledger row; nothing of it is running)"
         if self.cleanup_complete:
             return f"{head} cleanup verified ({self.proven} ledger member(s) proven gone, {self.signalled} signalled)"
         kept = f"; private root kept at {self.private_root}" if self.private_root else ""
@@ -170,7 +181,9 @@ def recover_attempt(
     if rows is None:
         report.reasons.append("ledger_unreadable")
     elif not rows:
-        report.reasons.append("ledger_missing")
+        report.nothing_started = not _client_ran(attempt)
+        if not report.nothing_started:
+            report.reasons.append("ledger_missing")
     rows = rows or []
     report.members = len(rows)
 
@@ -187,9 +200,10 @@ def recover_attempt(
             _verdict(engine, row, probe.status == pidfds.GONE, probe.reason, clock, report)
             log.append(f"{row.role} pid {row.pid}: {probe.reason}")
 
-    # 2. The cgroup witness, when the attempt had one.
+    # 2. The cgroup witness, when the attempt had one (a runner killed right after making
+    # it never recorded its containment, so an unrecorded one is looked for too).
     group = None
-    if attempt.containment == "cgroup2":
+    if attempt.containment in ("cgroup2", None):
         group = AttemptCgroup.locate(attempt_cgroup_name(attempt.id, attempt.campaign_id, attempt.started_at))
         if group is not None and group.pids():
             group.kill()
@@ -207,7 +221,7 @@ def recover_attempt(
             report.reasons.append("cgroup_busy")
         else:
             log.append("cgroup empty and removed")
-    if attempt.containment != "cgroup2" and not delegated:
+    if attempt.containment != "cgroup2" and not delegated and not report.nothing_started:
         report.reasons.append("no_containment_witness")
 
     if report.alive:
@@ -224,6 +238,12 @@ def recover_attempt(
     log.append(report.line())
     _append_log(attempt.private_root, log)
     return report
+
+
+def _client_ran(attempt) -> bool:
+    """The row holds what a client or verifier returned: some process of it did run."""
+    seen = (attempt.wall_seconds, attempt.completed_turns, attempt.output_tokens, attempt.cost_usd, attempt.verifier_exit_code)
+    return any(value is not None for value in seen)
 
 
 def _verdict(engine: Engine, row, gone: bool, reason: str, clock, report: AttemptRecovery) -> None:

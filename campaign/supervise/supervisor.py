@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from sqlalchemy import Engine
 
+from campaign import testhooks
 from campaign.errors import CampaignError
 from campaign.isolation import PrivateRoot
 from campaign.store import repository
@@ -312,6 +313,7 @@ class Supervisor:
             if self.cgroup is not None:
                 self.cgroup.add(pid)
             member.ledger_id = repository.record_ledger(self.engine, self.attempt_id, self._ledger_member(member), clock=self.clock)
+            testhooks.reached("ledger")
 
         with critical():
             try:

@@ -1,0 +1,24 @@
+"""This very command line, to print as the next step (lean: the entry imports it before click)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Sequence
+
+
+def program() -> list[str]:
+    """How this process was started, so printed next steps run as typed."""
+    return [sys.executable, "-m", "campaign"] if sys.argv[0].endswith("__main__.py") else [sys.argv[0]]
+
+
+def rerun_command(*extra: str, drop: Sequence[str] = ()) -> str:
+    """This command line with the flags ``extra`` added (once) and the flags ``drop`` removed."""
+    args = [a for a in sys.argv[1:] if a not in drop]
+    return shlex.join([*program(), *args, *(flag for flag in extra if flag not in args)])
+
+
+def continue_command() -> str:
+    """What continues this command after a stop: a campaign resumes (``--resume`` on an
+    empty --output-dir starts it, so adding it is always right); anything else runs again."""
+    return rerun_command("--resume") if "--campaign" in sys.argv[1:] else rerun_command()
