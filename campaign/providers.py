@@ -19,7 +19,9 @@ For one attempt through provider ``p``, with the recorded counters::
 rounded to 1e-6 USD (what the offline agent does for its synthetic cost). The
 prices are USD per million tokens. When ANY of the four counters is unknown
 (``None``) the result is ``None``: an unknown counter is never read as zero,
-even where its price is 0.0. The figure carries the provider's ``basis``
+even where its price is 0.0. The one exception is a category the wire format
+cannot carry at all (``unbilled``: cache writes on the OpenAI formats) whose
+catalog price is 0.0, which says the provider bills no such category apart. The figure carries the provider's ``basis``
 ("public list price", or "synthetic" for the offline route) and the label
 "list-price equivalent, not billed": it sits beside measured spend (the cost
 the client reported) and never replaces it.
@@ -32,7 +34,7 @@ import hashlib
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,16 +166,19 @@ def provider_for_route(catalog: Catalog, route: str) -> Provider | None:
     return next((p for p in catalog.providers if p.route == route), None)
 
 
-def equivalent_spend(counters: Any, provider: Provider) -> EquivalentSpend:
+def equivalent_spend(counters: Any, provider: Provider, *, unbilled: Iterable[str] = ()) -> EquivalentSpend:
     """Recorded counters x list prices (formula in the module docstring).
 
     ``counters`` is anything carrying the four SPEND_COUNTERS: a mapping, an
-    AgentRecord, or an attempt row.
+    AgentRecord, or an attempt row. ``unbilled`` names counters the wire format
+    cannot carry; such a counter that is unknown counts as 0 where its price is 0.0.
     """
+    prices = (provider.prices.uncached_input, provider.prices.cached_input, provider.prices.cache_write, provider.prices.output)
+    unbilled = set(unbilled)
     values = [_counter(counters, name) for name in SPEND_COUNTERS]
+    values = [0 if v is None and name in unbilled and price == 0.0 else v for v, name, price in zip(values, SPEND_COUNTERS, prices)]
     if any(v is None for v in values):
         return EquivalentSpend(None, provider.basis)
-    prices = (provider.prices.uncached_input, provider.prices.cached_input, provider.prices.cache_write, provider.prices.output)
     usd = sum(tokens * price for tokens, price in zip(values, prices)) / 1_000_000
     return EquivalentSpend(round(usd, 6), provider.basis)
 

@@ -14,19 +14,34 @@ from campaign.agents.record import AgentRecord, turn_usage_matched
 from campaign.store.money import to_decimal
 
 
-def spend_complete(record: AgentRecord, *, flush_complete: bool | None, profiling: bool) -> bool:
+WIRE_COST_BASIS = "wire_usage_x_catalog_price"
+CLIENT_COST_BASIS = "client_reported"
+
+
+def spend_complete(record: AgentRecord, *, flush_complete: bool | None, profiling: bool, wire_costed: bool = False) -> bool:
     """The spec's per-trial spend_complete.
 
-    Cost reported by the client, the profiler flush completed when profiling is
-    on, and one-to-one matched request/terminal-usage identities for every
-    completed parent turn with numeric counters. Anything less is incomplete and
-    keeps whatever partial numeric cost was seen.
+    Cost reported by the client (or, for a client that reports none, the engine's
+    ``wire_cost``), the profiler flush completed when profiling is on, and
+    one-to-one matched request/terminal-usage identities for every completed parent
+    turn with numeric counters. Anything less is incomplete and keeps whatever
+    partial numeric cost was seen.
     """
-    if record.cost_usd is None or not record.cost_reported:
+    if record.cost_usd is None or not (record.cost_reported or wire_costed):
         return False
     if profiling and flush_complete is not True:
         return False
     return turn_usage_matched(record)
+
+
+def wire_cost(record: AgentRecord, *, flush_complete: bool | None, equivalent_usd: float | None) -> float | None:
+    """The cost of a client that reports none, from what the wire proved: one terminal
+    usage per completed parent turn (flushed and matched) priced at the providers
+    catalog's prices. An estimate like the runtime catalog cost the spec names, never
+    called billed; None when the wire did not prove every turn or a price is missing."""
+    if record.cost_usd is not None or flush_complete is not True or equivalent_usd is None:
+        return None
+    return equivalent_usd if turn_usage_matched(record) else None
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,10 @@ def test_a_paired_campaign_through_the_real_client(client, tmp_path, tokenizer_c
         for key, value in scripted(1, client != "claude-code").items():
             usage[key] += titles * value
         assert {k: a[k] for k in ("uncached_input_tokens", "cached_input_tokens", "output_tokens")} == usage, where
+        # Spend is known for every client: its own cost, or (a client that reports none) the
+        # wire's proven usage at the catalog's prices, which says so; never unknown here.
+        assert a["spend_complete"] == 1 and a["cost_usd"] is not None and a["equivalent_spend_usd"] is not None, where
+        assert diagnostics["cost_basis"] == ("client_reported" if a["cost_reported"] else "wire_usage_x_catalog_price"), where
         if a["task"] == "unit-table-regen":
             assert a["tool_errors"] is not None and a["tool_errors"] >= 1, where
     ledger = rows(db, "SELECT role, state, verification FROM ledger")

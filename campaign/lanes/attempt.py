@@ -43,7 +43,7 @@ from campaign.lanes.probe import confirmed_profiles
 from campaign.profiler import summary as wire_summary
 from campaign.providers import REPLAY
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
-from campaign.spend import spend_complete
+from campaign.spend import CLIENT_COST_BASIS, WIRE_COST_BASIS, spend_complete, wire_cost
 from campaign.store import repository
 from campaign.store.models import Trial
 from campaign.supervise import Supervisor, TeardownBudget, TeardownVerdict, critical
@@ -454,6 +454,23 @@ def _with_wire(record: AgentRecord, capture, plan: AttemptPlan) -> AgentRecord:
     return merged
 
 
+def _priced(record: AgentRecord, plan: AttemptPlan, flush_complete: bool | None) -> tuple[AgentRecord, bool, float | None]:
+    """(record with its cost, spend_complete, list-price equivalent). A client that reports
+    no cost (Codex) is costed from the wire's proven usage at the catalog's prices; one
+    that reports its own keeps it, and the wire figure is a cross-check in the diagnostics."""
+    # Cache writes cross no OpenAI-format wire: unknown there, and not billed apart (price 0.0).
+    unbilled = ("cache_write_tokens",) if (record.schema_diagnostics or {}).get("cache_write_observable") is False else ()
+    equivalent = equivalent_spend(record, plan.provider, unbilled=unbilled).usd if plan.provider else None
+    estimated = wire_cost(record, flush_complete=flush_complete, equivalent_usd=equivalent) if plan.profiling else None
+    diagnostics = dict(record.schema_diagnostics or {}) if plan.profiling else None
+    if estimated is not None:
+        record = replace(record, cost_usd=estimated, schema_diagnostics={**diagnostics, "cost_basis": WIRE_COST_BASIS})
+    elif diagnostics is not None and record.cost_usd is not None:
+        record = replace(record, schema_diagnostics={**diagnostics, "cost_basis": CLIENT_COST_BASIS, "wire_cost_usd": equivalent})
+    complete = spend_complete(record, flush_complete=flush_complete, profiling=plan.profiling, wire_costed=estimated is not None)
+    return record, complete, equivalent
+
+
 def _profiling_finalization(plan: AttemptPlan, state: Observed) -> tuple[bool | None, bool]:
     """(flush_complete, finalization_ok) once every member is down.
 
@@ -514,8 +531,7 @@ def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, s
         disposed = disposal.DisposalResult(True, "disposed")
     else:
         disposed = disposal.dispose(root, finalization_ok=finalization_ok, cleanup_complete=verdict.cleanup_complete)
-    complete = spend_complete(record, flush_complete=flush_complete, profiling=plan.profiling)
-    equivalent = equivalent_spend(record, plan.provider).usd if plan.provider else None
+    record, complete, equivalent = _priced(record, plan, flush_complete)
     repository.finish_attempt(
         engine,
         attempt_id,

@@ -164,6 +164,7 @@ def run(
                         failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
                         wire=inputs.wire,
                         expected_catalogs=experiment.wire_catalogs,
+                        provider=inputs.provider,
                     )
                     result = run_attempt(engine, trial, attempt, timer=timer, runtime_deadline=deadline)
                     attempted += 1

@@ -26,7 +26,7 @@ from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
-from campaign.providers import load_catalog, provider_for_route
+from campaign.providers import Provider, load_catalog, provider_for_route
 from campaign.agents.profiles import AgentProfile, build_artifact_paths, load_profile, placeholders, profile_identity
 from campaign.benchmark import Task
 from campaign.config import BaseConfig, VariantConfig, load_base_config, render_variant
@@ -85,6 +85,8 @@ class PairedInputs:
     python: PythonInfo
     output: Path
     wire: WireRoute | None = None
+    # The catalog's provider for the model's route: its prices cost a client that reports none.
+    provider: Provider | None = None
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,8 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
     # Run the interpreter by the path given, not its resolved binary: a venv's python
     # resolves to the base interpreter, which lacks the venv's packages.
     profile_python = str(Path(opts.profile_python).expanduser().absolute()) if opts.profile_python else sys.executable
-    wire = resolve_route(profile, provider_for_route(load_catalog(opts.providers_catalog), model.provider), profile_python=profile_python, environ=os.environ, option="--model")
+    provider = provider_for_route(load_catalog(opts.providers_catalog), model.provider)
+    wire = resolve_route(profile, provider, profile_python=profile_python, environ=os.environ, option="--model")
     if wire is not None and (python.tiktoken is None or python.aiohttp is None):
         raise UsageProblem(
             f"{profile_python} runs the recording proxy for the {profile.name} agent and needs tiktoken and aiohttp installed; "
@@ -159,6 +162,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
         python=python,
         output=output,
         wire=wire,
+        provider=provider,
     )
 
 

@@ -573,6 +573,9 @@ SCHEMA_DIAGNOSTICS = Obj(
         "unbilled_error_responses": Int(),
         "provider_faults": Map(Enum(vocabulary.PROVIDER_FAULTS), Int(), max_items=16),
         "ending_fault": Enum(vocabulary.PROVIDER_FAULTS),
+        # Whose figure cost_usd is: the client's, or wire usage x catalog prices (an estimate).
+        "cost_basis": Enum(("client_reported", "wire_usage_x_catalog_price")),
+        "wire_cost_usd": Num(),
         "cache_write_observable": Bool(),
         "catalog_tool_counts": Map(Sha256(), Int(), max_items=64),
         "catalog_schema_tokens": Map(Sha256(), Int(), max_items=64),
