@@ -662,21 +662,50 @@ class Supervisor:
         if not self.linux:
             return self._teardown_pgid_only(t0)
         live = self._live()
+        if not live and self._proven_gone():
+            # The agent and everything it started are gone, and the kernel says so: there is
+            # nothing to stop, so no grace to wait and no recovery process to start.
+            self.log("teardown: every member exited, the cgroup is empty and no child is left; proven without signals or recovery")
+            return self._final(t0, False, False, [], phases=())
+        phases: list[str] = []
         if live or not self._contained_empty():
+            phases.append("term")
             self.log(f"teardown: TERM phase, {len(live)} member(s) alive, grace {b.grace:.1f}s")
             self._kill_all(live, signal.SIGTERM)
             self._wait_until_gone(min(b.grace, deadline - self.timer()))
         live = self._live()
         if live or not self._contained_empty():
             forced = True
+            phases.append("kill")
             self.log(f"teardown: KILL phase, {len(live)} member(s) still alive")
             self._kill_all(live, signal.SIGKILL)
             self._wait_until_gone(min(b.kill_wait, deadline - self.timer() - 1.0), resend=signal.SIGKILL)
         reasons: list[str] = []
         recovered = False
         if b.recovery and self._members:
+            phases.append("recovery")
             recovered = self._run_recovery(deadline - self.timer(), reasons)
-        return self._final(t0, forced, recovered, reasons)
+        return self._final(t0, forced, recovered, reasons, phases=tuple(phases))
+
+    def _proven_gone(self) -> bool:
+        """With no member alive: whether cleanup is already proven. The cgroup (if any)
+        reports ``populated 0`` and nothing left it, and once our exited children are
+        reaped the kernel reports no child at all, which for a subreaper means no
+        descendant (see ``_has_children``). Anything less takes the full path."""
+        if self._escaped or (self.cgroup is not None and self.cgroup.populated()):
+            return False
+        self._reap_exited_members()
+        return not self._has_children()
+
+    def _reap_exited_members(self) -> None:
+        """Reap our own exited children, once no group of theirs needs its number kept."""
+        for m in self._members:
+            if m.spawned and m.exited and not m.reaped:
+                try:
+                    os.waitpid(m.pid, 0)
+                except ChildProcessError:
+                    pass
+                m.reaped = True
 
     def _run_recovery(self, seconds: float, reasons: list[str]) -> bool:
         """Run offline recovery as a separate, credential-free process (failures go to
@@ -780,7 +809,7 @@ class Supervisor:
             if subtree:  # give what was just killed a moment to go; a quiet scan repeats at once
                 self.sleep(min(self.budget.poll, 0.01))
 
-    def _final(self, t0: float, forced: bool, recovered: bool, reasons: list[str]) -> TeardownVerdict:
+    def _final(self, t0: float, forced: bool, recovered: bool, reasons: list[str], *, phases: tuple[str, ...]) -> TeardownVerdict:
         live = self._live()
         cgroup_ok = True
         if self.cgroup is not None:
@@ -788,13 +817,7 @@ class Supervisor:
             if not cgroup_ok:
                 reasons.append("cgroup_busy")
         # Our own exited children are proven; reap them now that no group needs them.
-        for m in self._members:
-            if m.spawned and m.exited and not m.reaped:
-                try:
-                    os.waitpid(m.pid, 0)
-                except ChildProcessError:
-                    pass
-                m.reaped = True
+        self._reap_exited_members()
         proven, late = self._drain_descendants(min(self.budget.kill_wait, 2.0))
         if late:
             self.log(f"teardown: {late} descendant(s) still alive after the final drain")
@@ -841,6 +864,7 @@ class Supervisor:
             members=len(rows or ()),
             seconds=round(self.timer() - t0, 3),
             reasons=tuple(dict.fromkeys(reasons)),
+            phases=phases,
         )
         self.log(f"teardown verdict: {verdict.outcome} cleanup_complete={verdict.cleanup_complete} survivors={survivors} reasons={','.join(verdict.reasons) or '-'} seconds={verdict.seconds}")
         self._safe_record(verdict)
