@@ -10,7 +10,9 @@ count an attempt in one section and miss it in another:
   transaction of the engine's does, see ``store.engine``), so it holds the write
   lock and nothing commits until it ends; the second is a read-only connection
   (it takes no lock), which therefore sees what the first sees. A read-only
-  engine takes no lock, so with one the work runs in turn on the first.
+  engine (``campaign view``'s) takes no lock and holds no transaction: each of
+  its statements, on either connection, reads what is committed when it runs,
+  as they always did on its one connection; the view refreshes when that changes.
 - PostgreSQL: the first runs ``REPEATABLE READ`` and exports its snapshot; the
   second imports it (``SET TRANSACTION SNAPSHOT``).
 - any other database: there is no second connection, and the work given to it
@@ -72,11 +74,12 @@ def readers(engine: Engine) -> Iterator[Readers]:
         elif dialect == "sqlite":
             conn = stack.enter_context(engine.connect())
             conn.exec_driver_sql("SELECT 1")  # begins the transaction: BEGIN IMMEDIATE takes the write lock
-            side = None
-            if conn.connection.driver_connection.in_transaction:  # not on a read-only engine, which takes no lock
+            if conn.connection.driver_connection.in_transaction:
                 shadow = make_engine(engine.url, readonly=True)
                 stack.callback(shadow.dispose)
                 side = stack.enter_context(shadow.connect())
+            else:  # a read-only engine: each statement reads what is committed when it runs
+                side = stack.enter_context(engine.connect())
         else:
             conn, side = stack.enter_context(engine.connect()), None
         pool = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-side-reader")) if side is not None else None
