@@ -661,12 +661,12 @@ class Supervisor:
         forced = False
         if not self.linux:
             return self._teardown_pgid_only(t0)
-        live = self._live()
-        if not live and self._proven_gone():
+        if all(self._check_exit(m) for m in self._members) and self._proven_gone():
             # The agent and everything it started are gone, and the kernel says so: there is
-            # nothing to stop, so no grace to wait and no recovery process to start.
+            # nothing to stop, nothing left to discover, no grace to wait, no recovery to run.
             self.log("teardown: every member exited, the cgroup is empty and no child is left; proven without signals or recovery")
-            return self._final(t0, False, False, [], phases=())
+            return self._final(t0, False, False, [], phases=(), immediate=True)
+        live = self._live()
         phases: list[str] = []
         if live or not self._contained_empty():
             phases.append("term")
@@ -685,13 +685,14 @@ class Supervisor:
         if b.recovery and self._members:
             phases.append("recovery")
             recovered = self._run_recovery(deadline - self.timer(), reasons)
-        return self._final(t0, forced, recovered, reasons, phases=tuple(phases))
+        return self._final(t0, forced, recovered, reasons, phases=tuple(phases), immediate=False)
 
     def _proven_gone(self) -> bool:
-        """With no member alive: whether cleanup is already proven. The cgroup (if any)
-        reports ``populated 0`` and nothing left it, and once our exited children are
+        """With every member exited: whether cleanup is already proven. The cgroup (if
+        any) reports ``populated 0`` and nothing left it, and once our exited children are
         reaped the kernel reports no child at all, which for a subreaper means no
-        descendant (see ``_has_children``). Anything less takes the full path."""
+        descendant (see ``_has_children``), so no /proc scan could find one. Anything
+        less takes the full path."""
         if self._escaped or (self.cgroup is not None and self.cgroup.populated()):
             return False
         self._reap_exited_members()
@@ -809,8 +810,9 @@ class Supervisor:
             if subtree:  # give what was just killed a moment to go; a quiet scan repeats at once
                 self.sleep(min(self.budget.poll, 0.01))
 
-    def _final(self, t0: float, forced: bool, recovered: bool, reasons: list[str], *, phases: tuple[str, ...]) -> TeardownVerdict:
-        live = self._live()
+    def _final(self, t0: float, forced: bool, recovered: bool, reasons: list[str], *, phases: tuple[str, ...], immediate: bool) -> TeardownVerdict:
+        # After the immediate proof no process of the attempt exists: no scan can find one.
+        live = [] if immediate else self._live()
         cgroup_ok = True
         if self.cgroup is not None:
             cgroup_ok = not self.cgroup.pids() and self.cgroup.remove()
@@ -823,7 +825,8 @@ class Supervisor:
             self.log(f"teardown: {late} descendant(s) still alive after the final drain")
         elif not proven:
             self.log("teardown: no kernel proof that no descendant is left")
-        self._sweep()
+        if not immediate:
+            self._sweep()
         live = [m for m in self._members if not self._check_exit(m)] if not live else live
         if self._escaped:
             reasons.append("escaped_cgroup")
