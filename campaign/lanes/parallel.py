@@ -196,10 +196,12 @@ def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.Cod
 
 
 def _settled(engine: Engine, campaign_id: int, procs: Sequence[subprocess.Popen], started_at: Mapping[int, int | None]) -> bool:
-    """True once no local worker runs and no worker anywhere holds a lease, with nothing
-    left that one could take. Local workers wait for leases held elsewhere, so while one
-    lives there is a taker; once none lives, work left unheld stops the campaign here
-    (a local worker failed), and the stop is settled like any other: no admission after it."""
+    """True once no local worker runs, no worker anywhere holds a lease, and nothing is left
+    that a worker could take: only then may the campaign close and its reports be written.
+
+    A local worker stays while a lease is held elsewhere (its holder may give trials back),
+    so work left with no local worker alive means one failed: the campaign is stopped
+    first, so that no worker admits anything after the check that lets it close."""
     alive = [p for p in procs if p.poll() is None]
     _settle_lost(engine, campaign_id, procs, started_at)
     if alive:
