@@ -391,11 +391,11 @@ def _with_interrupted(base: Any, scope: Scope) -> tuple[Any, Any]:
 SCOPE_TRIAL_NAMES = ("id", "carried_from_trial_pk", *(c.name for c in TRIAL_COLUMNS))
 
 
-def scope_trials(conn: Connection, scope: Scope) -> list[tuple[Any, ...]]:
+def scope_trials(conn: Connection, scope: Scope) -> Sequence[Sequence[Any]]:
     """Every trial in scope, in schedule order (``SCOPE_TRIAL_NAMES``): the report pairs
     each with its result from the attempt rows it read for the chain check."""
     stmt = select(trials.c.id, trials.c.carried_from_trial_pk, *TRIAL_COLUMNS).where(*scope.where()).order_by(trials.c.position)
-    return list(map(tuple, conn.execute(stmt)))
+    return conn.execute(stmt).all()
 
 
 def unattempted_trials(conn: Connection, scope: Scope) -> list[dict[str, Any]]:

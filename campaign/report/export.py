@@ -47,7 +47,7 @@ _ROWS_PER_CHUNK = 8192
 _ORJSON_SMALL_FLOAT = re.compile(rb"[:,\[]-?0\.0000|[0-9]e-[1-9](?![0-9])")
 
 
-def iter_json(report: dict[str, Any]) -> Iterator[bytes]:
+def iter_json(report: dict[str, Any]) -> Iterator[bytes | memoryview]:
     """The report's JSON text in pieces (a 100,000-trial report is ~150 MB: it is
     streamed to its file, never joined into one string first)."""
     yield b"{\n"
@@ -66,7 +66,7 @@ def iter_json(report: dict[str, Any]) -> Iterator[bytes]:
         yield b",\n" if n < last else b"\n}\n"
 
 
-def _rows_json(rows: list[dict[str, Any]]) -> bytes:
+def _rows_json(rows: list[dict[str, Any]]) -> bytes | memoryview:
     """Compact objects joined by ``,\\n    ``. Every row of a list starts with the schema's
     first key and no string holds a bare quote, so each boundary between rows is
     ``},{"<first key>":``; found exactly once per boundary, or the json module writes it."""
@@ -75,7 +75,7 @@ def _rows_json(rows: list[dict[str, Any]]) -> bytes:
     exact = data.isascii() and b"\x7f" not in data and not ((b"e-" in data or b"0.0000" in data) and _ORJSON_SMALL_FLOAT.search(data))
     if not exact or data.count(boundary) != len(rows) - 1:
         return ",\n    ".join(map(_ROW_ENCODER.encode, rows)).encode()
-    return data[1:-1].replace(boundary, b"},\n    " + boundary[2:])
+    return memoryview(data.replace(boundary, b"},\n    " + boundary[2:]))[1:-1]  # without the list's brackets, uncopied
 
 
 def dumps(report: dict[str, Any]) -> str:
@@ -124,7 +124,7 @@ def _write(report: dict[str, Any], json_path: Path, md_path: Path, svg_path: Pat
     return Written(int(report["campaign"]["id"]), json_path, md_path, svg_path)
 
 
-def _atomic_write(path: Path, pieces: Iterable[bytes]) -> None:
+def _atomic_write(path: Path, pieces: Iterable[bytes | memoryview]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
