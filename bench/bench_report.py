@@ -21,7 +21,10 @@ best of N each:
 
 and prints each as seconds and as a ratio to the baseline.
 
-    python bench/bench_report.py [--tasks 500] [--repetitions 100] [--runs 3] [--keep DIR]
+    python bench/bench_report.py [--tasks 500] [--repetitions 100] [--runs 3] [--keep DIR] [--chain-format 2]
+
+``--chain-format 1`` seals the rows as the engine did before chain format 2, to
+time a store written then (its chain is verified the slower way, format 1).
 
 A benchmark script, not a test: it asserts nothing and makes no network calls.
 """
