@@ -21,7 +21,10 @@ best of N each:
 
 and prints each as seconds and as a ratio to the baseline.
 
-    python bench/bench_report.py [--tasks 500] [--repetitions 100] [--runs 3] [--keep DIR]
+    python bench/bench_report.py [--tasks 500] [--repetitions 100] [--runs 3] [--keep DIR] [--chain-format 2]
+
+``--chain-format 1`` seals the rows as the engine did before chain format 2, to
+time a store written then (its chain is verified the slower way, format 1).
 
 A benchmark script, not a test: it asserts nothing and makes no network calls.
 """
@@ -62,7 +65,7 @@ _COLUMNS = (
 )  # fmt: skip
 
 
-def generate(db: Path, tasks: int, repetitions: int, *, interrupted: float = 0.01, seed: int = 500) -> int:
+def generate(db: Path, tasks: int, repetitions: int, *, interrupted: float = 0.01, seed: int = 500, chain_format: int = 2) -> int:
     engine = make_engine(resolve_url(str(db)))
     upgrade_engine(engine)
     engine.dispose()
@@ -99,9 +102,7 @@ def generate(db: Path, tasks: int, repetitions: int, *, interrupted: float = 0.0
             prev = DIGEST  # the chain's genesis is the campaign's experiment digest
             for row in rows:
                 row["prev_hash"] = prev
-                hashed = {name: row[name] for name in chain.HASHED_COLUMNS}
-                hashed["started_at"] = hashed["ended_at"] = T0
-                row["row_hash"] = prev = chain.compute_hash(prev, chain.canonical_row(hashed))
+                row["row_hash"] = prev = _sealed(prev, row, chain_format)
             conn.executemany(
                 f"INSERT INTO attempts ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
                 [tuple(T0_TEXT if c in ("started_at", "ended_at") else row[c] for c in _COLUMNS) for row in rows],
@@ -109,6 +110,16 @@ def generate(db: Path, tasks: int, repetitions: int, *, interrupted: float = 0.0
     finally:
         conn.close()
     return int(campaign_id)
+
+
+def _sealed(prev: str, row: dict, chain_format: int) -> str:
+    """The row_hash the engine gives the row: format 2 (this engine), or format 1 (a store
+    written before format 2, to time how an old store verifies)."""
+    if chain_format == 1:
+        hashed = {name: row[name] for name in chain.HASHED_COLUMNS}
+        hashed["started_at"] = hashed["ended_at"] = T0
+        return chain.compute_hash(prev, chain.canonical_row(hashed))
+    return chain.row_digest((prev, *(chain.stored_form(row[name]) for name in chain.HASHED_COLUMNS)))
 
 
 def _finished(rng: random.Random, campaign_id: int, pk: int, seq: int, variant: str) -> dict:
@@ -169,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repetitions", type=int, default=100)
     parser.add_argument("--interrupted", type=float, default=0.01, help="Share of trials with an extra interrupted attempt.")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--chain-format", type=int, choices=(1, 2), default=2, help="Seal the rows as this engine does (2) or as before format 2 existed (1).")
     parser.add_argument("--keep", type=Path, help="Build the store here and keep it (reused when it already holds one).")
     args = parser.parse_args(argv)
 
@@ -180,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         if db.exists():
             campaign_id, generated = 1, None
         else:
-            campaign_id = generate(db, args.tasks, args.repetitions, interrupted=args.interrupted)
+            campaign_id = generate(db, args.tasks, args.repetitions, interrupted=args.interrupted, chain_format=args.chain_format)
             generated = time.perf_counter() - start
 
         def baseline() -> None:

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
 from test_report_fixtures import full_attempt, insert_campaign, paired_trials
 
 from campaign.cli import cli
+from campaign.report import build_report, write_report
+from campaign.report.integrity import NOT_CHECKED
+from campaign.store.engine import make_engine, resolve_url
 
 
 def _campaign(engine, **kwargs) -> int:
@@ -226,3 +233,54 @@ def test_a_continuation_is_refused_when_a_campaign_it_continues_fails(engine, db
     assert result.exit_code == 1
     assert f"campaign {blocked} seq 1" in _one_line(result)
     assert not (tmp_path / "again.json").exists()
+
+
+# --- a store written before chain format 2 ------------------------------------------------
+
+BEFORE = Path(__file__).parent / "samples" / "stores" / "chain-v1"
+
+
+@pytest.fixture
+def store_before(tmp_path) -> str:
+    """The sample store as the engine wrote it before chain format 2 (a SQL dump of it):
+    two providers, interrupted and unreached trials, a continuation carrying results, a
+    row left running, floats below 1e-4, non-ASCII task and model names to redact."""
+    db = tmp_path / "before.db"
+    with sqlite3.connect(db) as conn:
+        conn.executescript((BEFORE / "store.sql").read_text(encoding="utf-8"))
+    upgraded = CliRunner().invoke(cli, ["db", "upgrade", "--db", str(db)])
+    assert upgraded.exit_code == 0, upgraded.output
+    return str(db)
+
+
+@pytest.mark.parametrize("campaign_id", [1, 2])
+def test_the_report_of_a_store_written_before_chain_format_2_is_byte_for_byte_the_same(store_before, runner, tmp_path, campaign_id):
+    out = tmp_path / f"report-{campaign_id}.json"
+    result = runner.invoke(cli, ["report", str(campaign_id), "--output", str(out), "--db", store_before])
+    assert result.exit_code == 0, result.output
+    for suffix in (".json", ".md", ".svg"):
+        assert out.with_suffix(suffix).read_bytes() == (BEFORE / f"report-{campaign_id}{suffix}").read_bytes(), suffix
+
+
+@pytest.mark.parametrize(("campaign_id", "provider"), [(1, "alpha"), (2, "beta")])
+def test_a_provider_report_of_a_store_written_before_chain_format_2_is_the_same(store_before, tmp_path, campaign_id, provider):
+    name = f"report-{campaign_id}-{provider}"
+    engine = make_engine(resolve_url(store_before))
+    try:
+        written = write_report(engine, campaign_id, tmp_path / f"{name}.json", provider=provider)
+    finally:
+        engine.dispose()
+    for path in (written.json, written.markdown, written.svg):
+        assert path.read_bytes() == (BEFORE / f"{name}{path.suffix}").read_bytes(), path.suffix
+
+
+def test_rows_whose_chain_verified_are_reported_as_rows_checked_value_by_value_are(store_before):
+    # A verified chain lets the report skip the number and boolean checks: same rows.
+    engine = make_engine(resolve_url(store_before))
+    try:
+        verified = build_report(engine, 2)
+        unchecked = build_report(engine, 2, integrity=NOT_CHECKED)
+    finally:
+        engine.dispose()
+    assert verified["integrity"]["chain_verified"] is True
+    assert verified["trials"] == unchecked["trials"] and verified["redaction"] == unchecked["redaction"]

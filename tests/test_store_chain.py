@@ -98,21 +98,64 @@ def test_sealed_rows_verify_intact_and_link_to_the_genesis(engine, clock):
     assert rows[0].prev_hash == GENESIS
     for before, after in itertools.pairwise(rows):
         assert after.prev_hash == before.row_hash
-    for row in rows:
-        assert row.row_hash == chain.compute_hash(row.prev_hash, chain.canonical_row(row))
+    with engine.connect() as conn:
+        stored = chain.read_rows(conn, campaign_id)
+    assert [r[chain.COLUMN["row_hash"]] for r in stored] == [r.row_hash for r in rows]
+    for raw in stored:
+        assert raw[chain.COLUMN["row_hash"]] == chain.row_digest(raw[chain.PAYLOAD])
 
 
-def test_the_hash_is_sha256_of_canonical_json(engine, clock):
+def test_the_hash_is_sha256_of_the_canonical_json_array_of_the_stored_values(engine, clock, db_path):
     _, (attempt_id, *_) = _run(engine, clock, 1)
-    row = repository.get_attempt(engine, attempt_id)
-    values = chain.canonical_row(row)
-    assert "private_root" not in values and "id" not in values and "row_hash" not in values
-    assert values["started_at"] == "2026-01-01T00:00:00+00:00"
-    assert values["cache_write_tokens"] is None  # unknown stays null in the hash
-    payload = json.dumps({**values, "prev_hash": GENESIS}, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    assert row.row_hash == hashlib.sha256(payload.encode()).hexdigest()
+    with sqlite3.connect(db_path) as conn:
+        values = conn.execute(f"SELECT prev_hash, {', '.join(chain.HASHED_COLUMNS)} FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+    named = dict(zip(("prev_hash", *chain.HASHED_COLUMNS), values))
+    assert named["prev_hash"] == GENESIS and "private_root" not in named
+    assert named["started_at"] == "2026-01-01 00:00:00.000000"  # the stored text, UTC
+    assert named["verified_pass"] == 1 and named["cache_write_tokens"] is None  # booleans 0/1; unknown stays null
+    payload = json.dumps(list(values), separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    assert repository.get_attempt(engine, attempt_id).row_hash == hashlib.sha256(payload.encode()).hexdigest()
     with pytest.raises(ValueError):
-        chain.compute_hash(GENESIS, {**values, "wall_seconds": float("nan")})
+        chain.payload((GENESIS, float("nan")))
+
+
+def _reseal_in_format_1(engine, db_path, campaign_id) -> None:
+    """Rewrite a campaign's chain as the engine sealed rows before format 2 existed."""
+    prev = GENESIS
+    for row in repository.attempts_for(engine, campaign_id):
+        digest = chain.compute_hash(prev, chain.canonical_row(row))
+        _sql(db_path, "UPDATE attempts SET prev_hash = ?, row_hash = ? WHERE id = ?", prev, digest, row.id)
+        prev = digest
+
+
+def test_rows_sealed_in_format_1_still_verify_and_edits_to_them_are_still_found(engine, clock, db_path):
+    campaign_id, ids = _run(engine, clock, 4)
+    _reseal_in_format_1(engine, db_path, campaign_id)
+    assert chain.verify_chain(engine, campaign_id) == []
+    # A format-1 row at the end of the chain, amended by the engine, is resealed in format 2.
+    chain.amend_tail(engine, ids[-1], cleanup_complete=False)
+    assert chain.verify_chain(engine, campaign_id) == []
+    _sql(db_path, "UPDATE attempts SET output_tokens = 7 WHERE id = ?", ids[1])
+    assert _kinds(chain.verify_chain(engine, campaign_id)) == [("edited", 2)]
+
+
+def test_values_orjson_writes_otherwise_are_hashed_by_the_reference_encoder(engine, clock):
+    # Non-ASCII text, a control character and floats below 1e-4: orjson's bytes differ
+    # from the reference's, so these rows verify through the reference encoder.
+    campaign_id, trials = _campaign(engine)
+    for trial, extra in zip(trials, ({"agent_model": "mod\u00e8le"}, {"agent_model": "a\x7fb", "cost_usd": 1e-05}, {"wall_seconds": 2.5e-07})):
+        _finish(engine, _start(engine, trial, clock), trial, clock, **extra)
+    assert chain.verify_chain(engine, campaign_id) == []
+    with engine.connect() as conn:
+        rows = chain.read_rows(conn, campaign_id)
+    assert chain.fast_digests(rows) != [r[chain.COLUMN["row_hash"]] for r in rows]
+
+
+def test_an_unknown_edited_to_infinity_is_detected(engine, clock, db_path):
+    # orjson writes infinity as null: the row must not pass as the NULL it was sealed with.
+    campaign_id, ids = _run(engine, clock, 2)
+    _sql(db_path, "UPDATE attempts SET cache_write_tokens = 1e999 WHERE id = ?", ids[0])
+    assert _kinds(chain.verify_chain(engine, campaign_id)) == [("edited", 1)]
 
 
 def test_every_column_but_the_excluded_ones_is_hashed():

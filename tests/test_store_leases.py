@@ -117,6 +117,33 @@ def test_a_stale_lease_between_attempts_is_freed_and_its_admission_requeued(stor
     assert leases.claim_provider(store, cid, B, providers=[provider]) == provider
 
 
+def test_the_outlook_counts_what_is_left_what_a_worker_could_take_and_what_is_in_flight(store):
+    cid = campaign(store)  # alpha and beta, 8 trials each
+    assert leases.outlook(store, cid) == leases.Outlook("running", None, left=16, claimable=16, held=0)
+    provider = leases.claim_provider(store, cid, A)
+    other = ({"alpha", "beta"} - {provider}).pop()
+    assert leases.outlook(store, cid) == leases.Outlook("running", None, left=16, claimable=8, held=1)
+    assert leases.outlook(store, cid, providers=[provider]) == leases.Outlook("running", None, left=8, claimable=0, held=1)
+    for trial in repository.trials_in_order(store, cid):
+        if trial.provider == other:
+            repository.mark_not_attempted(store, trial.id, "spend_limit")
+    # Held with nothing else to take: not settled, the holder may give trials back.
+    look = leases.outlook(store, cid)
+    assert (look.left, look.claimable, look.held, look.settled) == (8, 0, 1, False)
+    trial = next(t for t in repository.trials_in_order(store, cid) if t.provider == provider)
+    assert leases.admit(store, trial, me=A, caps=None, lineage=[cid]) is None
+    repository.start_attempt(store, trial)
+    with store.begin() as conn:
+        conn.execute(update(ProviderLease).where(ProviderLease.provider == provider).values(heartbeat_epoch=None))
+    (lost,) = leases.stale(store, cid, after_seconds=30)
+    leases.halt_lost(store, cid, lost)
+    # Halted: its trials are left, but nobody could take them and nothing counts as in flight.
+    look = leases.outlook(store, cid)
+    assert (look.left, look.claimable, look.held, look.settled) == (7, 0, 0, True)
+    repository.set_campaign_state(store, cid, expected=("running",), state="stopped", stop_reason="worker_lost")
+    assert (leases.outlook(store, cid).state, leases.outlook(store, cid).stop_reason) == ("stopped", "worker_lost")
+
+
 @pytest.mark.parametrize("scope", ["provider", "campaign"])
 def test_racing_admissions_never_reserve_past_a_cap(store, scope):
     cid = campaign(store, providers=("alpha",), tasks=8)  # 32 trials of one provider

@@ -48,6 +48,42 @@ def test_exit_immediately_does_not_wait_the_grace(engine, attempt, pids_file):
     assert time.monotonic() - start < 5.0 and verdict.seconds < 5.0
 
 
+def _recovery_probe(tmp_path):
+    """A recovery command that leaves a mark when it is started, then runs the real one."""
+    mark = tmp_path / "recovery-started"
+    argv = [sys.executable, "-c", "import pathlib, runpy, sys; pathlib.Path(sys.argv.pop(1)).touch(); sys.argv[0] = 'recovery';"
+            " runpy.run_module('campaign.supervise.recovery', run_name='__main__')", str(mark)]  # fmt: skip
+    return mark, argv
+
+
+@pytest.mark.parametrize("containment", MODES)
+def test_an_agent_that_left_nothing_is_proven_gone_without_signals_or_recovery(engine, attempt, pids_file, tmp_path, containment):
+    attempt_id, root, env = attempt
+    mark, recovery = _recovery_probe(tmp_path)
+    naps = []
+    with Supervisor(engine, attempt_id, root, sleep=naps.append, containment=containment, recovery_argv=recovery) as sup:
+        assert sup.run("client", [*AGENT, "exit", str(pids_file)], env=env, timeout=30).exit_code == 0
+        assert sup.run("verifier", [*AGENT, "exit", str(pids_file)], env=env, timeout=30).exit_code == 0
+    verdict = sup.teardown()
+    assert (verdict.cleanup_complete, verdict.outcome, verdict.phases, verdict.containment) == (True, "clean", (), containment)
+    assert not mark.exists() and naps == []  # no recovery process started, no grace waited
+    assert [(r.role, r.state, r.verification) for r in repository.ledger_for(engine, attempt_id)] == [("client", "gone", "exited"), ("verifier", "gone", "exited")]
+    assert _all_gone(procs.read_pids(pids_file))
+
+
+@pytest.mark.parametrize("containment", MODES)
+def test_an_agent_that_left_a_child_behind_still_gets_the_grace_and_the_recovery(engine, attempt, pids_file, tmp_path, containment):
+    attempt_id, root, env = attempt
+    mark, recovery = _recovery_probe(tmp_path)
+    with Supervisor(engine, attempt_id, root, budget=FAST, containment=containment, recovery_argv=recovery) as sup:
+        sup.start("client", [*AGENT, "double-fork-exit", str(pids_file)], env=env).wait(10)
+        rows = wait_pids(pids_file, ["self", "escaped"])
+    verdict = sup.teardown()
+    assert verdict.cleanup_complete and verdict.phases[0] == "term" and verdict.phases[-1] == "recovery", verdict
+    assert mark.exists()
+    assert _all_gone(rows)
+
+
 @pytest.mark.parametrize("containment", MODES)
 def test_double_forked_session_escapee_is_found_recorded_and_stopped(engine, attempt, pids_file, containment):
     attempt_id, root, env = attempt

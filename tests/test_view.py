@@ -301,6 +301,33 @@ def test_a_tampered_store_shows_the_chain_warning(engine, ro):
     assert json.loads(reply.text)["chain"] == {"intact": False, "rows": 8, "problems": {"edited": 1}, "seqs": [2]}
 
 
+def test_a_campaign_is_verified_once_per_change_of_its_chain_head(engine, ro):
+    """A refresh does not verify 100,000 rows again while the chain head stands still; an
+    edit to an older row shows once the head moves (here: the engine amends the last row)."""
+    cid = make_campaign(engine)
+    view = ro()
+
+    async def go() -> list[dict]:
+        seen = []
+        async with TestClient(TestServer(build_app(view))) as client:
+            for step in ("first", "edit", "amend"):
+                if step == "edit":
+                    with engine.begin() as conn:
+                        conn.execute(update(Attempt).where(Attempt.campaign_id == cid, Attempt.seq == 2).values(wall_seconds=1.0))
+                if step == "amend":
+                    last = max(repository.attempts_for(engine, cid), key=lambda a: a.seq)
+                    chain.amend_tail(engine, last.id, teardown_outcome="recovered")
+                reply = await client.get(f"/api/campaigns/{cid}")
+                body = await reply.json()
+                seen.append((body["chain"], body["report"]["integrity"]["chain_verified"]))
+        return seen
+
+    first, edited, moved = asyncio.run(go())
+    assert first == ({"intact": True, "rows": 8, "problems": {}, "seqs": []}, True)
+    assert edited == first  # the head did not move: the verdict of the last verification stands
+    assert moved == ({"intact": False, "rows": 8, "problems": {"edited": 1}, "seqs": [2]}, False)
+
+
 # --- read-only, loopback-only ------------------------------------------------------------
 
 

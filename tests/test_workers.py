@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shlex
 import signal
 import subprocess
@@ -19,6 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from helpers.procs import wait_for
 from sqlalchemy import text
 
 from campaign.cli import cli
@@ -145,6 +147,41 @@ def test_a_worker_killed_mid_attempt_halts_its_provider_and_the_printed_steps_fi
     assert leftover.returncode == 1
 
 
+def _worker_argv(db: str, catalog: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "campaign", "worker", "--db", db, "--campaign-id", "1", "--providers-catalog", str(catalog), *extra]
+
+
+def test_an_interrupted_runner_waits_for_an_outside_worker_and_that_worker_says_work_is_left(tmp_path, catalog):
+    """Ctrl-C on the runner: its local worker stops, the outside worker admits nothing more
+    but finishes its attempt, and only then are the reports written; the outside worker then
+    says the campaign was interrupted with trials left and exits 1."""
+    db = str(tmp_path / "store.db")
+    agent = tmp_path / "slow.toml"
+    agent.write_text(SLOW_AGENT)
+    env = env_for(tmp_path)
+    runner = subprocess.Popen(command(tmp_path / "out", db, catalog, "--agent", str(agent), "--parallel-providers", "1"), env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    wait_for(lambda: _started(db) is not None, timeout=120)
+    outside = subprocess.Popen(_worker_argv(db, catalog, "--agent", str(agent)), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    running = (
+        "SELECT count(*) FROM provider_leases l JOIN trials t ON t.provider = l.provider JOIN attempts a ON a.trial_pk = t.id"
+        " JOIN ledger g ON g.attempt_id = a.id WHERE a.status = 'running' AND g.role = 'client' AND l.worker_pid IS NOT NULL"
+    )
+    wait_for(lambda: rows(db, running)[0][0] == 2, timeout=120)
+    (outside_attempt,) = rows(db, "SELECT a.id FROM attempts a JOIN trials t ON t.id = a.trial_pk JOIN provider_leases l ON l.provider = t.provider"
+                                  " WHERE a.status = 'running' AND l.worker_pid = :pid", pid=outside.pid)[0]  # fmt: skip
+    os.killpg(runner.pid, signal.SIGINT)
+    _, stderr = runner.communicate(timeout=300)
+    assert runner.returncode == 130, stderr
+    out, err = outside.communicate(timeout=300)
+    assert outside.returncode == 1 and "campaign 1 is interrupted (interrupted) with" in err and "scheduled trial(s) left" in err, (out, err)
+    assert rows(db, "SELECT status FROM attempts WHERE id = :a", a=outside_attempt) == [("finished",)]
+    assert rows(db, "SELECT count(*) FROM attempts WHERE status = 'running'") == [(0,)]
+    assert rows(db, "SELECT count(*) FROM provider_leases WHERE worker_pid IS NOT NULL") == [(0,)]
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert sum(v["attempts"] for v in report["variants"]) == rows(db, "SELECT count(*) FROM attempts WHERE status = 'finished'")[0][0]
+
+
 def test_a_total_cap_holds_while_workers_race(tmp_path, backend_url, catalog):
     out = tmp_path / "out"
     cap, ceiling = Decimal("0.25"), Decimal("0.08")
@@ -226,3 +263,78 @@ def test_an_empty_provider_list_is_refused_before_the_store_is_opened(runner, tm
     assert result.exit_code == 2, result.output
     assert result.output.splitlines()[-1].startswith("Error: empty provider name in") and "--providers" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+# --- the race of issue 22: a runner, its local workers and outside workers ----------------
+
+RACE_PROVIDERS = ("alpha", "beta", "gamma")
+RACE_TASK = "semver-precedence"
+RACES = 20
+
+
+def race_catalog(path: Path) -> Path:
+    text_ = BUILTIN_CATALOG.read_text()
+    block = text_[text_.index("[providers.offline]") :]
+    path.write_text("\n".join(block.replace("[providers.offline", f"[providers.{name}") for name in RACE_PROVIDERS))
+    return path
+
+
+def race_command(out: Path, db: str, catalog: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "campaign", "coding", "--campaign", "--providers", ",".join(RACE_PROVIDERS), "--providers-catalog", str(catalog),
+            "--tasks", RACE_TASK, "--repetitions", "1", "--output-dir", str(out), "--db", db, "--live", *extra]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def race_reference(tmp_path_factory) -> dict:
+    """The race's campaign run by one runner alone on SQLite: the report every race must equal."""
+    base = tmp_path_factory.mktemp("race-reference")
+    catalog = race_catalog(base / "providers.toml")
+    done = subprocess.run(race_command(base / "out", str(base / "store.db"), catalog), env=env_for(base), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return _comparable(json.loads((base / "out" / "report.json").read_text()))
+
+
+def _started(db: str) -> int | None:
+    """Attempts started so far, or None while the runner has not made the campaign yet."""
+    try:
+        return rows(db, "SELECT count(*) FROM attempts")[0][0] if rows(db, "SELECT count(*) FROM campaigns")[0][0] else None
+    except Exception:  # the store is not migrated yet
+        return None
+
+
+@pytest.mark.parametrize("seed", range(RACES))
+def test_outside_workers_joining_at_random_moments_never_close_the_campaign_early(tmp_path, backend_url, race_reference, seed):
+    """A runner with N local workers and M `campaign worker` processes that join when k
+    attempts have started (k seeded, from the campaign's first moment to after its last
+    attempt): every trial one verdict, `completed` only with nothing left, the one-runner report."""
+    rng = random.Random(seed)
+    local, outside = rng.randint(1, 2), rng.randint(1, 2)
+    joins = sorted(rng.randint(0, 2 * len(RACE_PROVIDERS)) for _ in range(outside))
+    catalog = race_catalog(tmp_path / "providers.toml")
+    env = env_for(tmp_path)
+    runner = subprocess.Popen(race_command(tmp_path / "out", backend_url, catalog, "--parallel-providers", str(local)), env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    workers = []
+    try:
+        for k in joins:
+            wait_for(lambda: runner.poll() is not None or (_started(backend_url) or -1) >= k, timeout=300)
+            if runner.poll() is not None:
+                break
+            workers.append(subprocess.Popen(_worker_argv(backend_url, catalog), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        _, stderr = runner.communicate(timeout=600)
+        assert runner.returncode == 0, stderr
+        for w in workers:
+            out, err = w.communicate(timeout=600)
+            assert w.returncode == 0, (out, err)
+    finally:
+        for p in (runner, *workers):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    scenario = f"seed {seed}: {local} local, outside joining at {joins}"
+    assert rows(backend_url, "SELECT state, stop_reason FROM campaigns") == [("completed", None)], scenario
+    assert rows(backend_url, "SELECT status, count(*) FROM trials GROUP BY status") == [("finished", 2 * len(RACE_PROVIDERS))], scenario
+    assert rows(backend_url, "SELECT status, count(*) FROM attempts GROUP BY status") == [("finished", 2 * len(RACE_PROVIDERS))], scenario
+    assert rows(backend_url, "SELECT count(DISTINCT trial_pk) FROM attempts") == [(2 * len(RACE_PROVIDERS),)], scenario
+    assert rows(backend_url, "SELECT count(*) FROM provider_leases WHERE worker_pid IS NOT NULL") == [(0,)], scenario
+    assert _comparable(json.loads((tmp_path / "out" / "report.json").read_text())) == race_reference, scenario

@@ -35,6 +35,8 @@ def worker(db: str | None, campaign_id: int | None, providers: str | None, **val
     machine): one provider's trials never run two at once, and different
     providers run in parallel. The experiment comes from the store; give the
     same --agent, --config and --providers-catalog the campaign was started with.
+    With nothing to claim, a worker waits while another holds a lease; it exits
+    1 when the campaign stopped or was interrupted with trials left.
 
     \b
     Examples:

@@ -3,10 +3,12 @@
 ``campaign coding --campaign --parallel-providers N`` keeps the campaign's
 runner lease, starts N ``campaign worker`` processes on the same store and,
 while they claim providers and run their trials, shows progress from the
-store, settles the leases of workers that were lost, and finally closes the
-campaign and writes the reports, exactly as the single runner does. Workers
-on other machines join with ``campaign worker --db URL --campaign ID`` and
-the same experiment options.
+store and settles the leases of workers that were lost. Workers on other
+machines join with ``campaign worker --db URL --campaign ID`` and the same
+experiment options. Only when no worker anywhere holds a lease and nothing is
+left that one could take does it close the campaign and write the reports,
+exactly as the single runner does: a report never counts half of what the
+workers elsewhere are still finishing.
 
 A lost worker (its lease not heartbeaten for ``STALE_SECONDS`` by the
 database's clock, or a local worker seen dead) with an attempt in flight halts
@@ -40,6 +42,9 @@ from campaign.supervise import critical, interruptible
 from campaign.supervise.procfs import ProcFS
 
 POLL_SECONDS = 0.5
+# How long an interrupted runner waits for workers elsewhere to finish their attempts
+# before it leaves the reports to a later `campaign report`.
+INTERRUPTED_WAIT_SECONDS = 600.0
 
 
 class WorkerLost(CampaignError):
@@ -149,45 +154,40 @@ def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.Cod
                 p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
                 procs.append(p)
                 started_at[p.pid] = proc_fs.start_ticks(p.pid)
-            while True:
-                alive = [p for p in procs if p.poll() is None]
-                _settle_lost(engine, campaign_id, procs, started_at)
+            # Workers are other processes, possibly on other machines: the store is the
+            # only place their progress shows, so it is polled.
+            while not _settled(engine, campaign_id, procs, started_at):
                 _follow(engine, campaign_id, trials, progress, seen, skipped)
-                if not alive:
-                    break
-                # Workers are other processes, possibly on other machines: the store is the
-                # only place their progress shows, so it is polled.
                 time.sleep(POLL_SECONDS)
             _follow(engine, campaign_id, trials, progress, seen, skipped)
     except Interrupted:
         with critical():
-            # The workers got the same signal (one process group) and finish their attempts.
+            # First no worker anywhere admits more; the local ones got the same signal (one
+            # process group) and stop their attempts; outside ones finish theirs.
+            repository.set_campaign_state(engine, campaign_id, expected=("running", "stopped"), state="interrupted", stop_reason="interrupted")
             for p in procs:
                 if p.poll() is None:
                     p.send_signal(signal.SIGINT)
-            for p in procs:
-                try:
-                    p.wait(timeout=600)
-                except subprocess.TimeoutExpired:
-                    pass
-            _settle_lost(engine, campaign_id, procs, started_at)
-            repository.set_campaign_state(engine, campaign_id, expected=("running", "stopped"), state="interrupted", stop_reason="interrupted")
-            multi_provider.write_reports(engine, campaign_id, inputs)
+            deadline = time.monotonic() + INTERRUPTED_WAIT_SECONDS
+            while not _settled(engine, campaign_id, procs, started_at) and time.monotonic() < deadline:
+                time.sleep(POLL_SECONDS)
+            if _settled(engine, campaign_id, procs, started_at):
+                multi_provider.write_reports(engine, campaign_id, inputs)
             if progress:
                 progress.close()
         raise
     if progress:
         progress.close()
     halted = leases.halted(engine, campaign_id, "worker_lost")
-    row = repository.get_campaign(engine, campaign_id)
-    stop_reason = row.stop_reason if row.state == "stopped" else ("worker_lost" if halted else None)
-    failed = [p.returncode for p in procs if p.returncode not in (0, None)]
+    look = leases.outlook(engine, campaign_id)
     unavailable = leases.halted(engine, campaign_id, leases.UNAVAILABLE)
-    if stop_reason is None and not unavailable and any(t.status == "scheduled" for t in repository.trials_in_order(engine, campaign_id)) and failed:
-        stop_reason = "engine_error"
+    stop_reason = look.stop_reason if look.state == "stopped" else ("worker_lost" if halted else None)
+    if stop_reason is None and look.left and not unavailable:
+        stop_reason = "engine_error"  # never `completed` with a trial left
     if stop_reason is not None:
         repository.close_campaign(engine, campaign_id, stop_reason, state="stopped")
     else:
+        # Completed, or stopped: halted providers' trials wait for a resume, others have a reason.
         multi_provider.close_run(engine, campaign_id, None, ran_now=True)
     attempted = len({a.id for a in repository.attempts_for(engine, campaign_id) if a.status != "running"} - before)
     result = multi_provider._result(engine, campaign_id, inputs, schedule, attempted, stop_reason, caps)
@@ -196,6 +196,26 @@ def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.Cod
 
         raise WorkerLost(campaign_id, halted, describe(engine.url))
     return result
+
+
+def _settled(engine: Engine, campaign_id: int, procs: Sequence[subprocess.Popen], started_at: Mapping[int, int | None]) -> bool:
+    """True once no local worker runs, no worker anywhere holds a lease, and nothing is left
+    that a worker could take: only then may the campaign close and its reports be written.
+
+    A local worker stays while a lease is held elsewhere (its holder may give trials back),
+    so work left with no local worker alive means one failed: the campaign is stopped
+    first, so that no worker admits anything after the check that lets it close."""
+    alive = [p for p in procs if p.poll() is None]
+    _settle_lost(engine, campaign_id, procs, started_at)
+    if alive:
+        return False
+    look = leases.outlook(engine, campaign_id)
+    if look.held:
+        return False
+    if look.claimable and look.state == "running":
+        worker.request_stop(engine, campaign_id, "engine_error")
+        return False
+    return True
 
 
 def _settle_lost(engine: Engine, campaign_id: int, procs: Sequence[subprocess.Popen], started_at: Mapping[int, int | None]) -> None:

@@ -15,11 +15,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Engine
 
 from campaign import benchmark
-from campaign.errors import Interrupted
+from campaign.errors import CampaignError, Interrupted
 from campaign.lanes import holders
 from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
@@ -30,6 +31,9 @@ from campaign.supervise import critical, interruptible
 from campaign.vocabulary import VERDICTS
 
 HEARTBEAT_SECONDS = 2.0
+# A worker with nothing to claim while another holds a lease looks again after this long:
+# that holder may give its provider back with trials left (interrupted, or lost).
+WAIT_SECONDS = 0.5
 # A lease not heartbeaten for this long (database clock) belongs to a lost worker.
 STALE_SECONDS = 20.0
 
@@ -174,6 +178,18 @@ class WorkerTally:
     halts: tuple[Halt, ...] = ()
 
 
+class WorkerStopped(CampaignError):
+    """A worker ended while the campaign still has trials it could not run: never an exit 0."""
+
+
+def _closed(campaign_id: int, look: leases.Outlook) -> WorkerStopped:
+    why = f" ({look.stop_reason})" if look.stop_reason else ""
+    return WorkerStopped(
+        f"campaign {campaign_id} is {look.state}{why} with {look.left} scheduled trial(s) left, so this worker runs nothing more; "
+        "`campaign report` shows where it stands, and the runner's command with --resume continues it"
+    )
+
+
 def run_worker(
     engine: Engine,
     campaign_id: int,
@@ -185,51 +201,84 @@ def run_worker(
     stale_seconds: float = STALE_SECONDS,
     on_attempt: Callable[[Trial, AttemptOutcome], None] = lambda trial, result: None,
     timer: Callable[[], float] = time.monotonic,
+    wait: Callable[[float], object] = time.sleep,
 ) -> WorkerTally:
-    """Claim providers one after another and run their trials until none is left to claim.
-
-    A provider's trials run in passes over the schedule: a trial the provider ended goes
-    back to the queue for a later pass, until it has a verdict, its bound of fault
-    attempts, or the breaker halts the provider (for every worker: its lease is halted)."""
+    """Claim providers one after another and run their trials until nothing is left that a
+    worker could take and nothing is in flight elsewhere (another holder may give its
+    provider back with trials left). Raises ``WorkerStopped`` when the campaign stopped
+    with trials left, or this worker lost its lease."""
     tally = WorkerTally()
-    lineage = repository.lineage(engine, campaign_id)
-    breaker = Breaker()
-    with interruptible(), Heartbeat(engine, campaign_id, me) as beat:
+    shift = _Shift(engine, campaign_id, inputs, me, caps, repository.lineage(engine, campaign_id), on_attempt, timer, Breaker())
+    with interruptible():
         while True:
             for lost in leases.lost(engine, campaign_id, stale_seconds, dead=holders.dead_here()):
                 leases.halt_lost(engine, campaign_id, lost)
-            provider = leases.claim_provider(engine, campaign_id, me, providers)
-            if provider is None:
+            look = leases.outlook(engine, campaign_id, providers)
+            if look.state != "running" and look.left:
+                raise _closed(campaign_id, look)
+            if look.state != "running" or look.settled:
                 return tally
+            provider = leases.claim_provider(engine, campaign_id, me, providers) if look.claimable else None
+            if provider is None:
+                wait(WAIT_SECONDS)
+                continue
             tally.providers += (provider,)
             try:
-                ran = True
-                while ran and provider not in breaker.halted:
-                    ran = False
-                    for trial in repository.trials_in_order(engine, campaign_id):
-                        if trial.provider != provider or trial.status != "scheduled":
-                            continue
-                        if beat.lost:
-                            return tally
-                        done = step(engine, trial, inputs, me=me, caps=caps, lineage=lineage, timer=timer, breaker=breaker)
-                        if done.result is not None:
-                            tally.attempted += 1
-                            ran = True
-                            on_attempt(trial, done.result)
-                        if done.lost:
-                            return tally
-                        if done.campaign_stop:
-                            request_stop(engine, campaign_id, done.campaign_stop)
-                            return tally
-                        if done.halted:
-                            tally.halts += (done.halted,)
-                            break
-                        if done.provider_stop:
-                            mark_provider_not_attempted(engine, campaign_id, provider, done.provider_stop)
-                            ran = False
-                            break
+                lost = _run_provider(shift, provider, tally)
             except Interrupted:
                 with critical():
                     leases.release(engine, campaign_id, me, provider)
                 raise
             leases.release(engine, campaign_id, me, provider)
+            if lost == "lease_lost":
+                raise WorkerStopped(f"this worker lost its lease on provider {provider} (halted or taken after its heartbeat went stale), so it admits nothing more")
+
+
+@dataclass(frozen=True)
+class _Shift:
+    """What a worker brings to every provider it claims."""
+
+    engine: Engine
+    campaign_id: int
+    inputs: Any
+    me: leases.WorkerIdentity
+    caps: leases.Caps | None
+    lineage: Sequence[int]
+    on_attempt: Callable[[Trial, AttemptOutcome], None]
+    timer: Callable[[], float]
+    breaker: Breaker
+
+
+def _run_provider(shift: _Shift, provider: str, tally: WorkerTally) -> str | None:
+    """The claimed provider's scheduled trials in schedule order, its lease heartbeaten
+    meanwhile, in passes: a trial the provider ended goes back to the queue for a later
+    pass, until it has a verdict, its bound of fault attempts, or the breaker halts the
+    provider (for every worker: its lease is halted). Returns why this worker may not
+    go on ("lease_lost", "stopped"), else None."""
+    engine, campaign_id = shift.engine, shift.campaign_id
+    with Heartbeat(engine, campaign_id, shift.me) as beat:
+        ran = True
+        while ran:
+            ran = False
+            for trial in repository.trials_in_order(engine, campaign_id):
+                if trial.provider != provider or trial.status != "scheduled":
+                    continue
+                if beat.lost:
+                    return "lease_lost"
+                done = step(engine, trial, shift.inputs, me=shift.me, caps=shift.caps, lineage=shift.lineage, timer=shift.timer, breaker=shift.breaker)
+                if done.result is not None:
+                    tally.attempted += 1
+                    ran = True
+                    shift.on_attempt(trial, done.result)
+                if done.lost:
+                    return done.lost
+                if done.campaign_stop:
+                    request_stop(engine, campaign_id, done.campaign_stop)
+                    return "stopped"
+                if done.halted:
+                    tally.halts += (done.halted,)
+                    return None
+                if done.provider_stop:
+                    mark_provider_not_attempted(engine, campaign_id, provider, done.provider_stop)
+                    return None
+    return None

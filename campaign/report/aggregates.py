@@ -19,7 +19,9 @@ the one expression that says whose attempts a trial reads.
 Two sets of attempts, then:
 
 - results: the finished attempt of each trial in scope (through ``_OWNER``):
-  outcomes, wall time, counters and the paired differences use these only;
+  outcomes, wall time, counters and the paired differences use these only (the
+  per-trial rows pair ``scope_trials`` with the attempt rows the chain check read,
+  by the same rule, in ``report.results``);
 - spend: every attempt row of this campaign and of the campaigns it continues
   (``Scope.lineage``), whatever its status: interrupted attempts and an earlier
   campaign's attempts that were not carried over were paid for too.
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Float, and_, case, cast, func, literal, null, or_, select
+from sqlalchemy import Connection, Float, and_, case, cast, func, null, or_, select
 
 from campaign.store import money
 from campaign.store.models import Attempt, Trial
@@ -387,8 +389,8 @@ def distinct_values(conn: Connection, scope: Scope) -> tuple[list[str], list[str
 
 # --- per-trial rows --------------------------------------------------------------------
 
-# The per-trial columns a report may read. Attempt.private_root, prev_hash and
-# row_hash are deliberately absent: the queries never select them.
+# The trial columns of the per-trial rows. Attempt.private_root is never read by a
+# report (not even the chain check reads it), and the allowlist drops the hashes.
 TRIAL_COLUMNS: Sequence[Any] = (
     trials.c.trial_id,
     trials.c.pair_id,
@@ -418,64 +420,15 @@ def _with_interrupted(base: Any, scope: Scope) -> tuple[Any, Any]:
     return base.outerjoin(counts, counts.c.trial_pk == _OWNER), func.coalesce(counts.c.n, 0).label("interrupted_attempts")
 
 
-def result_trials(conn: Connection, scope: Scope) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """(column names, rows) of every trial with a result, in schedule order.
+# The columns ``scope_trials`` returns, in order.
+SCOPE_TRIAL_NAMES = ("id", "carried_from_trial_pk", *(c.name for c in TRIAL_COLUMNS))
 
-    Besides the stored columns: ``carried`` (the result is an earlier campaign's),
-    ``interrupted_attempts`` (attempts of the trial without a verdict), and the
-    derived per-attempt figures the allowlist reports, computed here so the rows
-    need no Python pass: the bridge counters are NULL without the diagnostic
-    version marker, and ``tool_error_recoveries`` is 1 for a verified success
-    that had a failed tool call, 0 otherwise, NULL when tool errors are unknown.
-    """
-    c = attempts.c
-    marked = c.diagnostic_events_version.is_not(None)
-    source, interrupted = _with_interrupted(_results, scope)
-    stmt = (
-        select(
-            *TRIAL_COLUMNS,
-            c.seq.label("attempt_seq"),
-            c.status.label("attempt_status"),
-            interrupted,
-            case((trials.c.carried_from_trial_pk.is_not(None), literal(True)), else_=literal(False)).label("carried"),
-            c.outcome,
-            c.failure_class,
-            c.verified_pass,
-            c.verifier_exit_code,
-            c.wall_seconds,
-            c.completed_turns,
-            c.uncached_input_tokens,
-            c.cached_input_tokens,
-            c.cache_write_tokens,
-            c.output_tokens,
-            c.tool_calls,
-            c.tool_errors,
-            c.diagnostic_events_version,
-            case((marked, c.discovery_failures), else_=null()).label("discovery_failures"),
-            case((marked, c.incorrect_tool_calls), else_=null()).label("incorrect_tool_calls"),
-            case((c.tool_errors.is_(None), null()), (and_(c.tool_errors >= 1, _passed()), 1), else_=0).label("tool_error_recoveries"),
-            c.cost_usd,
-            c.cost_reported,
-            c.spend_complete,
-            c.flush_complete,
-            c.equivalent_spend_usd,
-            c.cleanup_complete,
-            c.disposal_complete,
-            c.finalization_failed,
-            c.teardown_outcome,
-            c.containment,
-            c.config_digest,
-            c.fixture_digest,
-            c.agent_model,
-            c.applied_profiles,
-            c.schema_diagnostics,
-        )
-        .select_from(source)
-        .where(*scope.where())
-        .order_by(trials.c.position)
-    )
-    result = conn.execute(stmt)
-    return list(result.keys()), result.all()
+
+def scope_trials(conn: Connection, scope: Scope) -> Sequence[Sequence[Any]]:
+    """Every trial in scope, in schedule order (``SCOPE_TRIAL_NAMES``): the report pairs
+    each with its result from the attempt rows it read for the chain check."""
+    stmt = select(trials.c.id, trials.c.carried_from_trial_pk, *TRIAL_COLUMNS).where(*scope.where()).order_by(trials.c.position)
+    return conn.execute(stmt).all()
 
 
 def unattempted_trials(conn: Connection, scope: Scope) -> list[dict[str, Any]]:
@@ -537,7 +490,7 @@ __all__ = [
     "distinct_values",
     "fault_rows",
     "has_attempts",
-    "result_trials",
+    "scope_trials",
     "spend_only_attempts",
     "spend_rows",
     "task_rows",

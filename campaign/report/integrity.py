@@ -11,10 +11,11 @@ warning at the top of its Markdown.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from campaign.errors import CampaignError
 from campaign.store import chain, repository
@@ -51,10 +52,20 @@ NOT_CHECKED = Integrity(checked=False)
 def check(engine: Engine, campaign_id: int) -> Integrity:
     """Verify the campaign's chain and those of the campaigns it continues."""
     campaigns = tuple(repository.lineage(engine, campaign_id))
-    problems: list[chain.ChainProblem] = []
-    for cid in campaigns:
-        problems += chain.verify_chain(engine, cid)
-    return Integrity(checked=True, campaigns=campaigns, problems=tuple(problems))
+    with engine.connect() as conn:
+        return check_rows(conn, campaigns, read_lineage(conn, campaigns))
+
+
+def read_lineage(conn: Connection, campaigns: Sequence[int]) -> dict[int, list[Sequence[Any]]]:
+    """Every attempt row of each campaign, as stored (``chain.read_rows``)."""
+    return {cid: chain.read_rows(conn, cid) for cid in campaigns}
+
+
+def check_rows(conn: Connection, campaigns: Sequence[int], rows: Mapping[int, Sequence[Sequence[Any]]]) -> Integrity:
+    """The chain check of these campaigns from their rows, read once: a report builds its
+    trials from the same rows."""
+    problems = [p for cid in campaigns for p in chain.verify_rows(conn, cid, rows[cid])]
+    return Integrity(checked=True, campaigns=tuple(campaigns), problems=tuple(problems))
 
 
 def refuse_unless_verified(integrity: Integrity, campaign_id: int) -> None:
@@ -68,4 +79,4 @@ def refuse_unless_verified(integrity: Integrity, campaign_id: int) -> None:
     )
 
 
-__all__ = ["NOT_CHECKED", "Integrity", "UnverifiedStore", "check", "refuse_unless_verified"]
+__all__ = ["NOT_CHECKED", "Integrity", "UnverifiedStore", "check", "check_rows", "read_lineage", "refuse_unless_verified"]

@@ -18,23 +18,21 @@ across bases. ``integrity`` says whether the rows verified (``campaign verify``)
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from campaign import __version__
+from campaign.bulk import collector_paused
 from campaign.errors import CampaignError, UsageProblem
-from campaign.report import aggregates, stats
-from campaign.report.integrity import Integrity
-from campaign.report.integrity import check as integrity_check
+from campaign.report import aggregates, results, stats
+from campaign.report.integrity import Integrity, check_rows, read_lineage, refuse_unless_verified
 from campaign.report.schema import (
     AGENTS,
     NOT_ATTEMPTED_REASONS,
@@ -46,7 +44,7 @@ from campaign.report.schema import (
     enum_or_unlisted,
     sanitize,
 )
-from campaign.store import repository
+from campaign.store import repository, snapshot
 from campaign.store.models import Campaign
 
 KIND = "live_agentic_coding_paired"
@@ -84,13 +82,18 @@ def is_plan_only(campaign: Campaign, attempts: int) -> bool:
     return campaign.state == "planned" or (not campaign.live and attempts == 0)
 
 
-def build_report(engine: Engine, campaign_id: int, *, provider: str | None = None, integrity: Integrity | None = None) -> dict[str, Any]:
+def build_report(
+    engine: Engine, campaign_id: int, *, provider: str | None = None, integrity: Integrity | None = None, require_verified: bool = False
+) -> dict[str, Any]:
     """The sanitized report dictionary for one campaign (refuses a plan-only campaign).
 
     ``provider`` limits the report to that provider's trials (a multi-provider
     campaign reports each provider and the whole). ``integrity`` is the hash-chain
     verification of the campaign and the campaigns it continues; when not given it
-    is run here, so every report says whether its rows verify.
+    runs here, on the rows the report reads anyway, so every report says whether its
+    rows verify, and ``require_verified`` then refuses (``UnverifiedStore``) rows that
+    do not. Everything is read from one state of the store: the database aggregates
+    on a second connection in a thread while the rows are read and checked here.
     """
     campaign = resolve_campaign(engine, campaign_id)
     if campaign.kind == "nonpaired":
@@ -103,28 +106,26 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
         )
     experiment = _load_object(campaign.experiment_json)
     lineage = tuple(repository.lineage(engine, campaign.id))
-    with engine.connect() as conn:
-        if is_plan_only(campaign, int(aggregates.has_attempts(conn, aggregates.Scope(campaign.id, None, lineage)))):
+    scope = aggregates.Scope(campaign.id, provider, lineage)
+    with snapshot.readers(engine) as read, collector_paused():
+        if is_plan_only(campaign, int(aggregates.has_attempts(read.conn, scope))):
             raise PlanOnlyArtifact(
                 f"campaign {campaign.id} is plan-only (state {campaign.state}, no attempts); a plan template is not a live result and is not reported as one"
             )
-    if integrity is None:
-        integrity = integrity_check(engine, campaign.id)
-    scope = aggregates.Scope(campaign.id, provider, lineage)
-    with engine.connect() as conn, _gc_paused():
-        variant_rows = aggregates.variant_rows(conn, scope)
-        spend_rows = aggregates.spend_rows(conn, scope)
-        fault_rows = aggregates.fault_rows(conn, scope)
-        task_rows = aggregates.task_rows(conn, scope)
-        by_status = aggregates.trials_by_status(conn, scope)
-        providers, models, observed_models = aggregates.distinct_values(conn, scope)
-        unattempted = [_not_attempted(row) for row in aggregates.unattempted_trials(conn, scope)]
-        spend_only = [_spend_only(row) for row in aggregates.spend_only_attempts(conn, scope)]
-        names, rows = aggregates.result_trials(conn, scope)
+        in_scope = read.beside(lambda conn: aggregates.scope_trials(conn, scope))
+        counted = read.beside(lambda conn: _Counted.read(conn, scope))
+        attempts = read_lineage(read.conn, lineage)
+        if integrity is None:
+            integrity = check_rows(read.conn, lineage, attempts)
+            if require_verified:
+                refuse_unless_verified(integrity, campaign.id)
+        rows = results.result_rows(in_scope.result(), attempts)
+        del attempts
+        c = counted.result()
         agent = campaign.agent if campaign.agent in AGENTS else "custom"
-        synthetic = _synthetic(agent, experiment, providers)
-        bases = _provider_bases(agent, experiment, providers)
-        success, wall = _differences(task_rows, campaign.seed)
+        synthetic = _synthetic(agent, experiment, c.providers)
+        bases = _provider_bases(agent, experiment, c.providers)
+        success, wall = _differences(c.tasks, campaign.seed)
         raw = {
             "schema_version": SCHEMA_VERSION,
             "kind": KIND,
@@ -154,23 +155,23 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
             "experiment": _experiment(experiment, campaign),
             "runtime": {
                 "agent": agent,
-                "model": experiment.get("model") if isinstance(experiment.get("model"), str) else (models[0] if len(models) == 1 else None),
-                "providers": providers,
-                "observed_models": observed_models,
+                "model": experiment.get("model") if isinstance(experiment.get("model"), str) else (c.models[0] if len(c.models) == 1 else None),
+                "providers": c.providers,
+                "observed_models": c.observed_models,
                 "client_version": _client_version(experiment),
                 "client_version_reason": None if _client_version(experiment) else "not_recorded_in_store",
             },
             "runtime_versions": _pricing(experiment),
-            "completion": _completion(campaign, by_status, variant_rows, spend_rows, unattempted),
-            "variants": _variants(variant_rows, spend_rows, bases),
+            "completion": _completion(campaign, c.by_status, c.variants, c.spend, c.unattempted),
+            "variants": _variants(c.variants, c.spend, bases),
             "paired_differences": {
                 "bootstrap": {"resamples": stats.RESAMPLES, "confidence": stats.CONFIDENCE, "seed": campaign.seed},
                 # Either comparison resting on few task clusters is exploratory: missing
                 # wall times can leave the wall interval far fewer clusters than success.
                 "exploratory": stats.exploratory(success.tasks) or (wall.tasks > 0 and stats.exploratory(wall.tasks)),
                 "exploratory_below_tasks": stats.EXPLORATORY_BELOW_TASKS,
-                "verified_success": _difference("verified_success", success, sum(t.pairs for t in task_rows)),
-                "wall_seconds": _difference("wall_seconds", wall, sum(t.wall_pairs for t in task_rows)),
+                "verified_success": _difference("verified_success", success, sum(t.pairs for t in c.tasks)),
+                "wall_seconds": _difference("wall_seconds", wall, sum(t.wall_pairs for t in c.tasks)),
                 "per_task": [
                     {
                         "task": t.task,
@@ -181,15 +182,15 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
                         "wall_pairs": t.wall_pairs,
                         "wall_seconds_difference": t.wall_difference,
                     }
-                    for t in task_rows
+                    for t in c.tasks
                 ],
             },
-            "providers": [_provider(name, bases[name], [r for r in spend_rows if r.provider == name]) for name in providers],
-            "provider_faults": _provider_faults(fault_rows),
-            "spend": _spend(scope, spend_rows, bases),
-            "trials": None,  # cleaned straight from the database rows below
-            "not_attempted_trials": unattempted,
-            "spend_only_attempts": spend_only,
+            "providers": [_provider(name, bases[name], [r for r in c.spend if r.provider == name]) for name in c.providers],
+            "provider_faults": _provider_faults(c.faults),
+            "spend": _spend(scope, c.spend, bases),
+            "trials": None,  # cleaned straight from the stored rows below
+            "not_attempted_trials": c.unattempted,
+            "spend_only_attempts": c.spend_only,
             "uncontrolled_factors": list(ALWAYS_UNCONTROLLED)
             + ["reasoning_provider_default" if experiment.get("reasoning") is None else "reasoning_configured_not_verified"],
             "decision": {"basis": _decision_basis(synthetic, success)},
@@ -198,29 +199,45 @@ def build_report(engine: Engine, campaign_id: int, *, provider: str | None = Non
         report, changed = sanitize(raw, REPORT_SCHEMA)
         # The per-trial rows (one per trial with a result: 100,000 in the benchmark) go
         # through the same TRIAL schema, cleaned from the row tuples in one generated loop.
-        report["trials"] = _trial_cleaner(tuple(names))(rows, changed)
-        del rows  # 100,000 database rows freed now, before the collector is back on
+        report["trials"] = _trial_cleaner(integrity.verified is True)(rows, changed)
+        del rows  # 100,000 stored rows freed now, before the collector is back on
     report["redaction"] = sanitize(changed.as_dict(), REDACTION)[0]
     return report
 
 
+@dataclass(frozen=True)
+class _Counted:
+    """What the database counts and sums for a report (``aggregates``)."""
+
+    variants: list[aggregates.VariantRow]
+    spend: list[aggregates.SpendRow]
+    tasks: list[aggregates.TaskRow]
+    by_status: dict[str, int]
+    providers: list[str]
+    models: list[str]
+    observed_models: list[str]
+    unattempted: list[dict[str, Any]]
+    spend_only: list[dict[str, Any]]
+    faults: list[aggregates.FaultRow]
+
+    @classmethod
+    def read(cls, conn: Connection, scope: aggregates.Scope) -> _Counted:
+        providers, models, observed = aggregates.distinct_values(conn, scope)
+        return cls(
+            variants=aggregates.variant_rows(conn, scope),
+            spend=aggregates.spend_rows(conn, scope),
+            tasks=aggregates.task_rows(conn, scope),
+            by_status=aggregates.trials_by_status(conn, scope),
+            providers=providers,
+            models=models,
+            observed_models=observed,
+            unattempted=[_not_attempted(row) for row in aggregates.unattempted_trials(conn, scope)],
+            spend_only=[_spend_only(row) for row in aggregates.spend_only_attempts(conn, scope)],
+            faults=aggregates.fault_rows(conn, scope),
+        )
+
+
 # --- pieces ------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic collector while building many small acyclic dicts.
-
-    The report makes a dict per trial and no reference cycles; with 100,000
-    trials the collector's repeated full passes cost about as much as the work.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _load_object(text: str | None) -> dict[str, Any]:
@@ -626,16 +643,25 @@ def _client_version(experiment: dict[str, Any]) -> str | None:
     return versions.pop() if len(versions) == 1 and isinstance(next(iter(versions)), str) else None
 
 
-@functools.lru_cache(maxsize=8)
-def _trial_cleaner(names: tuple[str, ...]) -> Callable[[Any, Any], list[dict[str, Any]]]:
-    """The TRIAL schema compiled for result rows with these columns (JSON texts parsed on the way)."""
+@functools.lru_cache(maxsize=2)
+def _trial_cleaner(verified: bool) -> Callable[[Any, Any], list[dict[str, Any]]]:
+    """The TRIAL schema compiled for ``results`` rows: stored booleans read as booleans,
+    the bridge counters only with their marker, JSON texts parsed on the way. Rows whose
+    chain verified hold what the engine wrote: their numbers and booleans are not checked."""
     return TRIAL.compile_rows(
-        names,
-        derived={"schema_diagnostics": (_diagnostics, ("schema_diagnostics",))},
+        results.NAMES,
+        derived={
+            "discovery_failures": (results.with_marker, ("diagnostic_events_version", "discovery_failures")),
+            "incorrect_tool_calls": (results.with_marker, ("diagnostic_events_version", "incorrect_tool_calls")),
+            "tool_error_recoveries": (results.tool_error_recovery, ("tool_errors", "verified_pass")),
+            "schema_diagnostics": (_diagnostics, ("schema_diagnostics",)),
+        },
         memoized={
             "applied_profiles": (_profiles, ("applied_profiles",)),
             "applied_profile_matches_variant": (_profile_matches, ("applied_profiles", "variant")),
         },
+        stored_booleans=results.BOOLEANS,
+        trusted=results.TRUSTED if verified else (),
     )
 
 

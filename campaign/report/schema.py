@@ -385,6 +385,8 @@ class Obj(Type):
         columns: Sequence[str],
         derived: Mapping[str, tuple[Callable[..., Any], tuple[str, ...]]] | None = None,
         memoized: Mapping[str, tuple[Callable[..., Any], tuple[str, ...]]] | None = None,
+        stored_booleans: Sequence[str] = (),
+        trusted: Sequence[str] = (),
     ) -> RowsCleaner:
         """A generated function cleaning whole database rows (tuples) into this object's dicts.
 
@@ -396,8 +398,14 @@ class Obj(Type):
         for r in rows]`` for rows holding only the schema's keys; it just never
         builds the intermediate dict. A field in ``memoized`` is like one in
         ``derived``, computed and cleaned once per distinct set of column values
-        (see ``Memoized``).
+        (see ``Memoized``). A column in ``stored_booleans`` holds a boolean as the
+        database stores it (0/1 in SQLite) and is read the way SQLAlchemy's Boolean
+        reads one (``bool(value)``, None kept) before its check. A number or boolean
+        field in ``trusted`` is known to hold a value of its type already (the caller
+        proved the rows unedited since the engine wrote them), so it is not checked.
         """
+        if any(not isinstance(self.fields[key], (Int, Num, Bool)) for key in trusted):
+            raise ValueError("only number and boolean fields can be trusted")
         derived = dict(derived or {})
         memoized = dict(memoized or {})
         index = {name: i for i, name in enumerate(columns)}
@@ -423,10 +431,15 @@ class Obj(Type):
                 fn, args = derived[key]
                 namespace[f"d{i}"] = fn
                 source = f"d{i}(" + ", ".join(f"r[{index[a]}]" for a in args) + ")"
+            elif key in index and key in stored_booleans:
+                source = f"(None if r[{index[key]}] is None else bool(r[{index[key]}]))"
             elif key in index:
                 source = f"r[{index[key]}]"
             else:
                 source = "None"
+            if key in trusted:
+                body.append(f"        a{i} = {source}")
+                continue
             body += _field_code(namespace, i, key, node, source, "        ")
         body.append("        append({" + ", ".join(out) + "})")
         body.append("    return out")

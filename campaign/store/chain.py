@@ -1,22 +1,31 @@
 """Tamper evidence: every finished attempt row is hashed and chained to the one before.
 
-``row_hash`` is the SHA-256 of the canonical JSON (sorted keys, compact
-separators, no NaN) of ``{"prev_hash": ..., <every HASHED_COLUMNS value>}``,
-with datetimes as ISO 8601 UTC strings. ``prev_hash`` is the ``row_hash`` of
-the row before it in the same campaign by ``seq``; the first row's is the
-campaign's ``experiment_digest`` (the genesis), so the chain is also bound to
-the experiment it ran. ``seq`` is the order attempts were finalized: a running
-row holds a provisional negative seq and is not yet a link, so workers running
-providers in parallel append to one chain without ever leaving a running row
-inside it (stores from before kept the seq given at the start, which was the
-same order while one runner ran everything).
+``row_hash`` is a SHA-256 over the row's hashed values plus ``prev_hash``, the
+``row_hash`` of the row before it in the same campaign by ``seq``; the first
+row's ``prev_hash`` is the campaign's ``experiment_digest`` (the genesis), so
+the chain is also bound to the experiment it ran. ``seq`` is the order
+attempts were finalized: a running row holds a provisional negative seq and is
+not yet a link, so workers running providers in parallel append to one chain
+without ever leaving a running row inside it (stores from before kept the seq
+given at the start, which was the same order while one runner ran everything).
 
-Values are hashed as the store returns them through the models' types, on
-seal and on verify alike, so the hash does not depend on how a dialect spells
-a datetime. An edit that changes nothing a reader sees (a boolean stored as 2
-instead of 1) is therefore not a change.
+Two encodings of a row exist, and a row verifies when it matches the one it
+was sealed with (2 is tried first):
 
-``seal_attempt`` runs right after ``finish_attempt`` (status ``finished`` or
+- format 2, how this engine seals: the compact canonical JSON (ASCII, no NaN)
+  of the array ``[prev_hash, <HASHED_COLUMNS values in order>]``, each value as
+  the store holds it: booleans 0/1, datetimes as UTC text
+  ``YYYY-MM-DD HH:MM:SS.ffffff`` (SQLite's own text; other databases' values are
+  put in that form). One array per row in a fixed column order, so a whole
+  campaign is checked from one query of plain tuples, with ``orjson`` doing the
+  encoding where its bytes are provably the same (any row where they might not
+  be is encoded again by the reference encoder);
+- format 1, rows sealed before: the canonical JSON object (sorted keys) of
+  ``{"prev_hash": ..., <column>: <value>}`` with each value as the models' types
+  return it (datetimes ISO 8601 UTC), so an edit that changes nothing a reader
+  sees (a boolean stored as 2 instead of 1) is not a change for those rows.
+
+``seal_attempt`` runs right after ``finish_attempt`` (status ``finished``, ``faulted`` or
 ``interrupted``), in its own transaction, with a compare-and-set on
 ``row_hash IS NULL``. ``verify_chain`` recomputes everything and names each
 problem: an edited row, a deleted row (a gap in ``seq``, a broken link, or a
@@ -30,19 +39,26 @@ recompute a chain. ``private_root`` is a local path set while the attempt runs
 and is never exported, so it is left out of the hash.
 
 Adding a column to ``attempts``: rows sealed earlier were hashed without it, so
-extending HASHED_COLUMNS needs a way to verify both shapes; the test that
-compares HASHED_COLUMNS with the model fails until someone decides.
+extending HASHED_COLUMNS needs a new format that verifies both shapes; the test
+that compares HASHED_COLUMNS with the model fails until someone decides.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+import hashlib
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter, methodcaller
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Float, exists, func, select, update
+import orjson
+from sqlalchemy import Connection, Engine, Float, String, exists, func, select, type_coerce, update
+from sqlalchemy.types import NullType
 
+from campaign.bulk import collector_paused
 from campaign.errors import ConflictError, StoreError, UsageProblem
 from campaign.plan import canonical_digest
 from campaign.store.models import Attempt, Campaign, Trial
@@ -59,6 +75,15 @@ HASHED_COLUMNS = (
 )  # fmt: skip
 _FLOAT_COLUMNS = frozenset(c.name for c in Attempt.__table__.columns if isinstance(c.type, Float))
 _ATTEMPTS = Attempt.__table__
+
+# A row as ``read_rows`` returns it: identity and hashes, then the hashed values, as
+# stored. ``row[PAYLOAD]`` is the row's format-2 array.
+RAW_COLUMNS = ("id", "row_hash", "prev_hash", *HASHED_COLUMNS)
+COLUMN = {name: i for i, name in enumerate(RAW_COLUMNS)}
+PAYLOAD = slice(COLUMN["prev_hash"], None)
+_ID, _ROW_HASH, _PREV_HASH, _SEQ, _STATUS = (COLUMN[n] for n in ("id", "row_hash", "prev_hash", "seq", "status"))
+# The hashed columns SQLite may hold a number in (every one that is not text).
+_NUMBERS = tuple(name for name in HASHED_COLUMNS if not isinstance(_ATTEMPTS.c[name].type, String))
 
 
 class ChainBroken(StoreError):
@@ -90,14 +115,35 @@ class ChainProblem:
 # --- hashing (pure) ---------------------------------------------------------------
 
 
+def payload(values: Sequence[Any]) -> bytes:
+    """Format 2: the bytes hashed for a row, ``values`` being ``row[PAYLOAD]`` (its
+    prev_hash, then the hashed values as stored). The reference encoder: whatever
+    encodes faster must produce exactly these bytes. ValueError on NaN or infinity."""
+    return json.dumps(list(values), separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode("ascii")
+
+
+def row_digest(values: Sequence[Any]) -> str:
+    """Format 2's row_hash of ``row[PAYLOAD]``."""
+    return hashlib.sha256(payload(values)).hexdigest()
+
+
+def fast_digests(rows: Sequence[Sequence[Any]]) -> list[str]:
+    """Format 2's row_hash of each row with orjson encoding it, for rows known to hold no
+    non-finite number (``_finite``): orjson writes one as ``null``, so a NULL edited to
+    infinity would hash as the NULL did. Otherwise orjson's bytes differ from
+    ``payload``'s only where the row cannot match (non-ASCII text, a float below 1e-4,
+    which orjson writes 0.00001 and Python 1e-05): the caller asks ``row_digest`` then."""
+    return list(map(methodcaller("hexdigest"), map(hashlib.sha256, map(orjson.dumps, map(itemgetter(PAYLOAD), rows)))))
+
+
 def canonical_row(attempt: Any) -> dict[str, Any]:
-    """The hashed values of one attempt row (an Attempt, or a row mapping), as JSON values."""
+    """Format 1: the hashed values of one attempt row (an Attempt, or a row mapping), as JSON values."""
     get = attempt.__getitem__ if isinstance(attempt, Mapping) else attempt.__getattribute__
     return {name: _json_value(name, get(name)) for name in HASHED_COLUMNS}
 
 
 def compute_hash(prev_hash: str | None, row: Mapping[str, Any]) -> str:
-    """SHA-256 over the canonical JSON (the plan digest's form) of the row's values plus its predecessor's hash."""
+    """Format 1: SHA-256 over the canonical JSON (the plan digest's form) of the row's values plus its predecessor's hash."""
     if "prev_hash" in row:
         raise ValueError("the row's values must not carry their own prev_hash")
     return canonical_digest({**row, "prev_hash": prev_hash})
@@ -115,6 +161,20 @@ def _json_value(name: str, value: Any) -> Any:
     if isinstance(value, (int, float)):
         return value
     raise ValueError(f"{name} holds a {type(value).__name__}, which has no canonical JSON form")
+
+
+def stored_form(value: Any) -> Any:
+    """A value as SQLite stores it, from a database with real booleans and timestamps (a
+    NaN or an infinity, which has no JSON form and SQLite would not hold, becomes text)."""
+    if value is True or value is False:
+        return int(value)
+    if type(value) is float and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc)
+        return f"{value.year:04d}-{value.month:02d}-{value.day:02d} {value.hour:02d}:{value.minute:02d}:{value.second:02d}.{value.microsecond:06d}"
+    return value
 
 
 # --- sealing ----------------------------------------------------------------------
@@ -208,7 +268,7 @@ def _seal_tail(conn: Connection, campaign_id: int, *, before_seq: int | None) ->
 
 
 def _seal_one(conn: Connection, row: Mapping[str, Any], prev: str) -> str:
-    digest = _hash_or_fail(prev, row)
+    digest = _seal_digest(conn, row["id"], prev)
     stmt = (
         update(_ATTEMPTS)
         .where(_ATTEMPTS.c.id == row["id"], _ATTEMPTS.c.row_hash.is_(None), _ATTEMPTS.c.status != "running")
@@ -228,7 +288,7 @@ def _amend(conn: Connection, attempt_id: int, fields: Mapping[str, Any]) -> str 
     ).scalar_one()
     if later:
         raise ConflictError(f"attempt {attempt_id} is not the last row of its campaign; its recorded facts stay as they are")
-    if row["row_hash"] is not None and _hash_or_fail(row["prev_hash"], row) != row["row_hash"]:
+    if row["row_hash"] is not None and _mismatch(_raw_row(conn, attempt_id), row) is not None:
         raise ChainBroken(f"attempt {attempt_id} no longer matches its hash; run `campaign verify`")
     stmt = update(_ATTEMPTS).where(_ATTEMPTS.c.id == attempt_id, _ATTEMPTS.c.status == row["status"])
     stmt = stmt.where(_ATTEMPTS.c.row_hash.is_(None) if row["row_hash"] is None else _ATTEMPTS.c.row_hash == row["row_hash"])
@@ -237,7 +297,7 @@ def _amend(conn: Connection, attempt_id: int, fields: Mapping[str, Any]) -> str 
     fresh = _row(conn, attempt_id)
     if fresh["row_hash"] is None:
         return None
-    digest = _hash_or_fail(fresh["prev_hash"], fresh)
+    digest = _seal_digest(conn, attempt_id, fresh["prev_hash"])
     conn.execute(update(_ATTEMPTS).where(_ATTEMPTS.c.id == attempt_id).values(row_hash=digest))
     return digest
 
@@ -256,8 +316,21 @@ def verify_chain(engine: Engine, campaign_id: int | None = None) -> list[ChainPr
             ids = list(conn.execute(select(Campaign.id).order_by(Campaign.id)).scalars())
         problems: list[ChainProblem] = []
         for cid in ids:
-            problems += _verify_campaign(conn, cid)
+            with collector_paused():
+                problems += verify_rows(conn, cid, read_rows(conn, cid))
         return problems
+
+
+def head(engine: Engine, campaign_id: int) -> tuple[Any, ...]:
+    """What changes whenever the engine adds, finishes, seals or amends a row of the
+    campaign: how many rows, how many sealed, the highest seq and id, and the last link's
+    hash. A reader that verified the chain at one head need not again until it moves."""
+    c = _ATTEMPTS.c
+    mine = c.campaign_id == campaign_id
+    with engine.connect() as conn:
+        counts = conn.execute(select(func.count(), func.count(c.row_hash), func.max(c.seq), func.max(c.id)).where(mine)).one()
+        last = conn.execute(select(c.row_hash).where(mine).order_by(c.seq.desc()).limit(1)).scalar_one_or_none()
+    return (*counts, last)
 
 
 def count_rows(engine: Engine, campaign_id: int | None = None) -> int:
@@ -269,12 +342,98 @@ def count_rows(engine: Engine, campaign_id: int | None = None) -> int:
         return conn.execute(stmt).scalar_one()
 
 
-def _verify_campaign(conn: Connection, campaign_id: int) -> list[ChainProblem]:
+def verify_rows(conn: Connection, campaign_id: int, rows: Sequence[Sequence[Any]]) -> list[ChainProblem]:
+    """The problems of a campaign's chain, given every attempt row of it as ``read_rows``
+    returned them (a report reads them once, for this and for its trials).
+
+    An intact chain is proven column by column; only a chain that is not gets the
+    row-by-row pass that names each problem."""
+    links = rows[_provisional(rows) :]
+    problems = [] if _intact(conn, campaign_id, links) else _problems(conn, campaign_id, links)
+    return problems + _orphans(conn, campaign_id)
+
+
+def _provisional(rows: Sequence[Sequence[Any]]) -> int:
+    """How many rows at the start are running rows still holding their provisional
+    negative seq: not links yet (they sort first, before seq 1)."""
+    n = 0
+    for row in rows:
+        seq = row[_SEQ]
+        if row[_STATUS] != "running" or type(seq) is not int or seq >= 0:
+            break
+        n += 1
+    return n
+
+
+def _intact(conn: Connection, campaign_id: int, links: Sequence[Sequence[Any]]) -> bool:
+    """seq 1..n without a gap, every row sealed but a running last one, each prev_hash the
+    row_hash before it (the genesis first), and every sealed row matching its hash."""
+    n = len(links)
+    if list(map(itemgetter(_SEQ), links)) != list(range(1, n + 1)):
+        return False
+    hashes = list(map(itemgetter(_ROW_HASH), links))
+    sealed = n - 1 if n and hashes[-1] is None and links[-1][_STATUS] == "running" else n
+    if None in hashes[:sealed]:
+        return False
+    prevs = list(map(itemgetter(_PREV_HASH), links[:sealed]))
+    if sealed and (prevs[0] != _genesis(conn, campaign_id) or prevs[1:] != hashes[: sealed - 1]):
+        return False
+    return _all_match(conn, campaign_id, links[:sealed])
+
+
+def _all_match(conn: Connection, campaign_id: int, links: Sequence[Sequence[Any]]) -> bool:
+    """Every row matches its row_hash: format 2 by orjson, then by the reference encoder
+    or as format 1 (rows sealed before format 2 existed), the likelier first: a few
+    rows left over are format 2 with text or floats orjson spells its own way; most of
+    a chain left over is an older store's."""
+    stale = links
+    if links and _finite(conn, campaign_id):
+        stale = [row for row, digest in zip(links, fast_digests(links)) if digest != row[_ROW_HASH]]
+    checks = (_format2_matches, _format1_matches) if len(stale) * 10 < len(links) else (_format1_matches, _format2_matches)
+    for matches in checks:
+        if not stale:
+            return True
+        stale = matches(conn, campaign_id, stale)
+        if stale is None:
+            return False
+    return not stale
+
+
+def _format2_matches(conn: Connection, campaign_id: int, rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]] | None:
+    """The rows that do not match as format 2 (the reference encoder)."""
+    return [row for row in rows if _digest_or_none(row_digest, row[PAYLOAD]) != row[_ROW_HASH]]
+
+
+def _format1_matches(conn: Connection, campaign_id: int, rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]] | None:
+    """The rows that do not match as format 1, read through the models' types (None: a
+    value its type cannot read, which the row-by-row pass names)."""
+    try:
+        typed = {row["id"]: row for row in conn.execute(select(_ATTEMPTS).where(_ATTEMPTS.c.campaign_id == campaign_id)).mappings()}
+    except (ValueError, TypeError):
+        return None
+    return [row for row in rows if row[_ID] not in typed or _format1(typed[row[_ID]]) != row[_ROW_HASH]]
+
+
+def _finite(conn: Connection, campaign_id: int) -> bool:
+    """No column of the campaign's rows holds an infinity (what orjson would write as null).
+
+    SQLite stores one in any column that is not text, and cannot store NaN; one sum per
+    column over the rows settles it (a sum of finite values here stays finite). Other
+    databases' rows are put in SQLite's form value by value (``stored_form``), which
+    writes a non-finite number as its text, so for them there is nothing to check."""
+    if conn.dialect.name != "sqlite":
+        return True
+    total = conn.execute(select(sum(func.total(_ATTEMPTS.c[name]) for name in _NUMBERS)).where(_ATTEMPTS.c.campaign_id == campaign_id)).scalar()
+    return total is not None and math.isfinite(total)
+
+
+def _problems(conn: Connection, campaign_id: int, links: Sequence[Sequence[Any]]) -> list[ChainProblem]:
     problems: list[ChainProblem] = []
 
     def problem(kind: str, detail: str, row: Mapping[str, Any] | None = None, seq: int | None = None) -> None:
         problems.append(ChainProblem(campaign_id, kind, detail, seq if row is None else row["seq"], None if row is None else row["id"]))
 
+    raw = {row[_ID]: row for row in links}
     rows = _readable_rows(conn, campaign_id, problem)
     prev: str | None = _genesis(conn, campaign_id)
     expected = 1
@@ -299,29 +458,52 @@ def _verify_campaign(conn: Connection, campaign_id: int) -> list[ChainProblem]:
                 problem("unsealed", "finished but not sealed, yet later rows are (its hash was removed)", row)
             prev = None
             continue
-        try:
-            recomputed = compute_hash(row["prev_hash"], canonical_row(row))
-        except ValueError as exc:
-            problem("edited", f"holds a value that cannot be hashed ({exc})", row)
-            recomputed = None
-        if recomputed is not None and recomputed != row["row_hash"]:
-            problem("edited", "contents do not match row_hash (the row was changed after it was sealed)", row)
+        wrong = _mismatch(raw.get(row["id"]), row)
+        if wrong is not None:
+            problem("edited", wrong, row)
         if prev is not None and not gap and row["prev_hash"] != prev:
             before = "the campaign's experiment digest" if index == 0 else f"the row_hash of seq {rows[index - 1]['seq']}"
             problem("broken_link", f"prev_hash is not {before} (a row was deleted, inserted or reordered)", row)
         prev = row["row_hash"]
+    return problems
 
-    # A finished trial's result is its own finished attempt, or, for a trial a
-    # continuation carried over, the finished attempt of the trial it points at.
+
+def _mismatch(raw: Sequence[Any] | None, row: Mapping[str, Any]) -> str | None:
+    """Why a sealed row does not match its row_hash in either format (None: it matches)."""
+    if raw is not None and _digest_or_none(row_digest, raw[PAYLOAD]) == row["row_hash"]:
+        return None
+    try:
+        if compute_hash(row["prev_hash"], canonical_row(row)) == row["row_hash"]:
+            return None
+    except ValueError as exc:
+        return f"holds a value that cannot be hashed ({exc})"
+    return "contents do not match row_hash (the row was changed after it was sealed)"
+
+
+def _format1(row: Mapping[str, Any]) -> str | None:
+    return _digest_or_none(lambda r: compute_hash(r["prev_hash"], canonical_row(r)), row)
+
+
+def _digest_or_none(digest: Callable[[Any], str], value: Any) -> str | None:
+    try:
+        return digest(value)
+    except ValueError:  # a value with no canonical form (NaN, a naive datetime): matches nothing
+        return None
+
+
+def _orphans(conn: Connection, campaign_id: int) -> list[ChainProblem]:
+    """A finished trial's result is its own finished attempt, or, for a trial a
+    continuation carried over, the finished attempt of the trial it points at."""
     result_row = exists().where(
         _ATTEMPTS.c.trial_pk == func.coalesce(Trial.carried_from_trial_pk, Trial.id), _ATTEMPTS.c.status == "finished"
     )
     orphaned = conn.execute(
         select(Trial.trial_id).where(Trial.campaign_id == campaign_id, Trial.status == "finished", ~result_row).order_by(Trial.position)
     ).scalars()
-    for trial_id in orphaned:
-        problem("missing", f"trial {trial_id} is finished but has no finished attempt row (the row was deleted or edited)")
-    return problems
+    return [
+        ChainProblem(campaign_id, "missing", f"trial {trial_id} is finished but has no finished attempt row (the row was deleted or edited)")
+        for trial_id in orphaned
+    ]
 
 
 def _readable_rows(conn: Connection, campaign_id: int, problem) -> list[Mapping[str, Any]]:
@@ -342,6 +524,41 @@ def _readable_rows(conn: Connection, campaign_id: int, problem) -> list[Mapping[
 
 
 # --- reads ------------------------------------------------------------------------
+
+
+def read_rows(conn: Connection, campaign_id: int) -> list[Sequence[Any]]:
+    """Every attempt row of a campaign as stored (``RAW_COLUMNS``), in seq order: a running
+    row still holding its provisional negative seq comes first and is no link yet."""
+    stmt = _raw_select().where(_ATTEMPTS.c.campaign_id == campaign_id).order_by(_ATTEMPTS.c.seq)
+    return _stored(conn, conn.execute(stmt).all())
+
+
+def _raw_row(conn: Connection, attempt_id: int) -> Sequence[Any]:
+    rows = _stored(conn, conn.execute(_raw_select().where(_ATTEMPTS.c.id == attempt_id)).all())
+    if not rows:
+        raise UsageProblem(f"no attempt {attempt_id} in this store", option="ATTEMPT_ID")
+    return rows[0]
+
+
+def _raw_select() -> Any:
+    """The columns untyped: values exactly as the database returns them (no conversion)."""
+    return select(*(type_coerce(_ATTEMPTS.c[name], NullType()).label(name) for name in RAW_COLUMNS))
+
+
+def _stored(conn: Connection, rows: list[Any]) -> list[Sequence[Any]]:
+    """SQLite's values are the stored form already; other databases' are put in it."""
+    if conn.dialect.name == "sqlite":
+        return rows
+    return [tuple(map(stored_form, row)) for row in rows]
+
+
+def _seal_digest(conn: Connection, attempt_id: int, prev: str | None) -> str:
+    """Format 2's row_hash of the row as stored now, after ``prev``."""
+    raw = _raw_row(conn, attempt_id)
+    try:
+        return row_digest((prev, *raw[COLUMN["campaign_id"] :]))
+    except ValueError as exc:
+        raise StoreError(f"attempt {attempt_id} cannot be sealed: {exc}") from None
 
 
 def _row(conn: Connection, attempt_id: int) -> Mapping[str, Any]:
@@ -371,10 +588,3 @@ def _genesis(conn: Connection, campaign_id: int) -> str:
     if digest is None:
         raise UsageProblem(f"no campaign {campaign_id} in this store", option="CAMPAIGN_ID")
     return digest
-
-
-def _hash_or_fail(prev: str | None, row: Mapping[str, Any]) -> str:
-    try:
-        return compute_hash(prev, canonical_row(row))
-    except ValueError as exc:
-        raise StoreError(f"attempt {row['id']} cannot be sealed: {exc}") from None

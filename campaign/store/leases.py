@@ -223,6 +223,52 @@ def _requeue_admitted(conn: Connection, campaign_id: int, provider: str, clock: 
     conn.execute(update(Trial).where(Trial.id.in_(requeued)).values(status="scheduled", updated_at=clock()))
 
 
+@dataclass(frozen=True)
+class Outlook:
+    """What is left of a campaign, read in one statement so that its parts agree: two
+    reads could see a trial go back to scheduled after its lease was already counted free."""
+
+    state: str
+    stop_reason: str | None
+    left: int  # trials still scheduled
+    claimable: int  # ... of them on a provider whose lease is free and not halted
+    held: int  # leases a worker holds (not halted): work in flight, which may come back scheduled
+
+    @property
+    def settled(self) -> bool:
+        """Nothing in flight and nothing a worker could take: only a halt or a stop leaves work."""
+        return self.held == 0 and self.claimable == 0
+
+
+def outlook(engine: Engine, campaign_id: int, providers: Sequence[str] | None = None) -> Outlook:
+    """The campaign's outlook, limited to ``providers`` when given.
+
+    A worker admits and runs attempts only under its lease and releases it after
+    the attempt's row is final, and a lost holder's lease is halted or freed with
+    its admissions requeued (``halt_lost``), so ``held == 0`` means no attempt is in flight."""
+    scheduled = [Trial.campaign_id == campaign_id, Trial.status == "scheduled"]
+    own = [ProviderLease.campaign_id == campaign_id, ProviderLease.halted_reason.is_(None)]
+    if providers:
+        scheduled.append(Trial.provider.in_(tuple(providers)))
+        own.append(ProviderLease.provider.in_(tuple(providers)))
+    free = (
+        select(ProviderLease.id)
+        .where(ProviderLease.campaign_id == Trial.campaign_id, ProviderLease.provider == Trial.provider, ProviderLease.halted_reason.is_(None), ProviderLease.worker_pid.is_(None))
+        .exists()
+    )
+    stmt = select(
+        Campaign.state,
+        Campaign.stop_reason,
+        select(func.count(Trial.id)).where(*scheduled).scalar_subquery(),
+        select(func.count(Trial.id)).where(*scheduled, free).scalar_subquery(),
+        select(func.count(ProviderLease.id)).where(*own, ProviderLease.worker_pid.is_not(None)).scalar_subquery(),
+    ).where(Campaign.id == campaign_id)
+    with engine.connect() as conn:
+        state, reason, left, claimable, held = conn.execute(stmt).one()
+    return Outlook(state, reason, int(left), int(claimable), int(held))
+
+
+
 def halted(engine: Engine, campaign_id: int, reason: str | None = None) -> list[Lease]:
     """Halted leases; with ``reason``, only those halted for it."""
     return [lease for lease in all_leases(engine, campaign_id) if lease.halted_reason is not None and reason in (None, lease.halted_reason)]
@@ -323,4 +369,7 @@ def now_epoch(engine: Engine) -> float:
         return float(conn.execute(select(db_epoch(conn))).scalar_one())
 
 
-__all__ = ["Caps", "Lease", "WorkerIdentity", "admit", "claim_all", "claim_provider", "ensure_leases", "halt_lost", "heartbeat", "lost", "release", "stale"]
+__all__ = [
+    "Caps", "Lease", "Outlook", "WorkerIdentity", "admit", "claim_all", "claim_provider", "ensure_leases", "halt_lost", "halt_unavailable",
+    "halted", "heartbeat", "lost", "outlook", "release", "reopen_unavailable", "stale",
+]  # fmt: skip

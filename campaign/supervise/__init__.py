@@ -43,7 +43,10 @@ What each piece guarantees (Linux):
   ``cgroup.kill`` with a bounded wait, then offline recovery as a separate
   process with only PATH/LANG/LC_ALL (``python -I -m campaign.supervise.recovery``:
   the code of ``campaign recover`` without loading the rest of the CLI), all
-  within ``budget.total`` (35 s).
+  within ``budget.total`` (35 s). When the agent left nothing behind (every
+  member exited, the cgroup reports ``populated 0``, and with our exited
+  children reaped the kernel reports no child at all) the proof is immediate:
+  no signal, no grace, no recovery process (``TeardownVerdict.phases`` empty).
   Descendants found on the way are recorded as role "descendant" and must be
   proven gone too. Returns ``TeardownVerdict(cleanup_complete, outcome,
   containment, survivors, ...)``; outcome is one of "clean", "forced",

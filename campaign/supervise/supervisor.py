@@ -673,22 +673,52 @@ class Supervisor:
         forced = False
         if not self.linux:
             return self._teardown_pgid_only(t0)
+        if all(self._check_exit(m) for m in self._members) and self._proven_gone():
+            # The agent and everything it started are gone, and the kernel says so: there is
+            # nothing to stop, nothing left to discover, no grace to wait, no recovery to run.
+            self.log("teardown: every member exited, the cgroup is empty and no child is left; proven without signals or recovery")
+            return self._final(t0, False, False, [], phases=(), immediate=True)
         live = self._live()
+        phases: list[str] = []
         if live or not self._contained_empty():
+            phases.append("term")
             self.log(f"teardown: TERM phase, {len(live)} member(s) alive, grace {b.grace:.1f}s")
             self._kill_all(live, signal.SIGTERM)
             self._wait_until_gone(min(b.grace, deadline - self.timer()))
         live = self._live()
         if live or not self._contained_empty():
             forced = True
+            phases.append("kill")
             self.log(f"teardown: KILL phase, {len(live)} member(s) still alive")
             self._kill_all(live, signal.SIGKILL)
             self._wait_until_gone(min(b.kill_wait, deadline - self.timer() - 1.0), resend=signal.SIGKILL)
         reasons: list[str] = []
         recovered = False
         if b.recovery and self._members:
+            phases.append("recovery")
             recovered = self._run_recovery(deadline - self.timer(), reasons)
-        return self._final(t0, forced, recovered, reasons)
+        return self._final(t0, forced, recovered, reasons, phases=tuple(phases), immediate=False)
+
+    def _proven_gone(self) -> bool:
+        """With every member exited: whether cleanup is already proven. The cgroup (if
+        any) reports ``populated 0`` and nothing left it, and once our exited children are
+        reaped the kernel reports no child at all, which for a subreaper means no
+        descendant (see ``_has_children``), so no /proc scan could find one. Anything
+        less takes the full path."""
+        if self._escaped or (self.cgroup is not None and self.cgroup.populated()):
+            return False
+        self._reap_exited_members()
+        return not self._has_children()
+
+    def _reap_exited_members(self) -> None:
+        """Reap our own exited children, once no group of theirs needs its number kept."""
+        for m in self._members:
+            if m.spawned and m.exited and not m.reaped:
+                try:
+                    os.waitpid(m.pid, 0)
+                except ChildProcessError:
+                    pass
+                m.reaped = True
 
     def _run_recovery(self, seconds: float, reasons: list[str]) -> bool:
         """Run offline recovery as a separate, credential-free process (failures go to
@@ -792,27 +822,23 @@ class Supervisor:
             if subtree:  # give what was just killed a moment to go; a quiet scan repeats at once
                 self.sleep(min(self.budget.poll, 0.01))
 
-    def _final(self, t0: float, forced: bool, recovered: bool, reasons: list[str]) -> TeardownVerdict:
-        live = self._live()
+    def _final(self, t0: float, forced: bool, recovered: bool, reasons: list[str], *, phases: tuple[str, ...], immediate: bool) -> TeardownVerdict:
+        # After the immediate proof no process of the attempt exists: no scan can find one.
+        live = [] if immediate else self._live()
         cgroup_ok = True
         if self.cgroup is not None:
             cgroup_ok = not self.cgroup.pids() and self.cgroup.remove()
             if not cgroup_ok:
                 reasons.append("cgroup_busy")
         # Our own exited children are proven; reap them now that no group needs them.
-        for m in self._members:
-            if m.spawned and m.exited and not m.reaped:
-                try:
-                    os.waitpid(m.pid, 0)
-                except ChildProcessError:
-                    pass
-                m.reaped = True
+        self._reap_exited_members()
         proven, late = self._drain_descendants(min(self.budget.kill_wait, 2.0))
         if late:
             self.log(f"teardown: {late} descendant(s) still alive after the final drain")
         elif not proven:
             self.log("teardown: no kernel proof that no descendant is left")
-        self._sweep()
+        if not immediate:
+            self._sweep()
         live = [m for m in self._members if not self._check_exit(m)] if not live else live
         if self._escaped:
             reasons.append("escaped_cgroup")
@@ -853,6 +879,7 @@ class Supervisor:
             members=len(rows or ()),
             seconds=round(self.timer() - t0, 3),
             reasons=tuple(dict.fromkeys(reasons)),
+            phases=phases,
         )
         self.log(f"teardown verdict: {verdict.outcome} cleanup_complete={verdict.cleanup_complete} survivors={survivors} reasons={','.join(verdict.reasons) or '-'} seconds={verdict.seconds}")
         self._safe_record(verdict)

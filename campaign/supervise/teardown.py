@@ -3,6 +3,9 @@
 The spec's shutdown: TERM to the runtime and the owned process groups with a
 5 s grace (skipped as soon as everything has exited), then a bounded forced
 exit, then credential-free offline recovery, all inside a 35 s allowance.
+When the agent left nothing behind (every member exited, the attempt's cgroup
+reports ``populated 0``, and the subreaper has no child at all) cleanup is
+proven at once: no signal, no grace, no recovery process.
 """
 
 from __future__ import annotations
@@ -63,6 +66,9 @@ class TeardownVerdict:
     members: int = 0
     seconds: float = 0.0
     reasons: tuple[str, ...] = field(default=())
+    # What teardown had to do: "term", "kill", "recovery" in order; none when the proof
+    # was immediate (every member exited, the cgroup empty, no child left).
+    phases: tuple[str, ...] = field(default=())
 
     @property
     def stop_reason(self) -> str | None:

@@ -33,9 +33,10 @@ from aiohttp import web
 from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
-from campaign.view import pages, snapshot
+from campaign.view import pages, snapshot, source
 
 ENGINE = web.AppKey("engine", Engine)
+CHECKS = web.AppKey("chain_checks", source.ChainChecks)
 ALLOW_REMOTE = web.AppKey("allow_remote", bool)
 STATIC = web.AppKey("static", dict)
 
@@ -57,6 +58,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 def build_app(engine: Engine, *, allow_remote: bool = False) -> web.Application:
     app = web.Application(middlewares=[guard])
     app[ENGINE] = engine
+    app[CHECKS] = source.ChainChecks()
     app[ALLOW_REMOTE] = allow_remote
     app[STATIC] = {name: (resources.files("campaign.view") / "static" / name).read_bytes() for name in STATIC_FILES}
     app.add_routes(
@@ -126,14 +128,14 @@ def _campaign_id(request: web.Request) -> int:
 
 
 async def campaigns_page(request: web.Request) -> web.Response:
-    snap = await blocking(request, snapshot.list_snapshot)
+    snap = await blocking(request, snapshot.list_snapshot, request.app[CHECKS])
     refresh = pages.Refresh("/api/campaigns", snap.fingerprint()) if snap.running else None
     return html_response(pages.list_page(snap.campaigns, snap.verdict, refresh))
 
 
 async def campaign_page(request: web.Request) -> web.Response:
     cid = _campaign_id(request)
-    snap: snapshot.CampaignSnapshot = await blocking(request, snapshot.campaign_snapshot, cid)
+    snap: snapshot.CampaignSnapshot = await blocking(request, snapshot.campaign_snapshot, request.app[CHECKS], cid)
     refresh = pages.Refresh(f"/api/campaigns/{cid}/status", snap.summary.fingerprint()) if snap.summary.state == "running" else None
     no_report = snapshot.NO_REPORT.get(snap.no_report) if snap.no_report else None
     body = pages.campaign_page(snap.summary, snap.verdict, snap.report, snap.providers, snap.caps.total_usd, refresh, no_report)
@@ -141,12 +143,12 @@ async def campaign_page(request: web.Request) -> web.Response:
 
 
 async def campaigns_json(request: web.Request) -> web.Response:
-    snap = await blocking(request, snapshot.list_snapshot)
+    snap = await blocking(request, snapshot.list_snapshot, request.app[CHECKS])
     return json_response(snap.as_json())
 
 
 async def campaign_json(request: web.Request) -> web.Response:
-    snap = await blocking(request, snapshot.campaign_snapshot, _campaign_id(request))
+    snap = await blocking(request, snapshot.campaign_snapshot, request.app[CHECKS], _campaign_id(request))
     return json_response(snap.as_json())
 
 

@@ -64,14 +64,14 @@ class ListSnapshot:
         return {"campaigns": [c.as_dict() for c in self.campaigns], "chain": self.verdict.as_dict(), "fingerprint": self.fingerprint()}
 
 
-def list_snapshot(engine: Engine) -> ListSnapshot:
-    return ListSnapshot(tuple(source.list_campaigns(engine)), source.verify(engine))
+def list_snapshot(engine: Engine, checks: source.ChainChecks) -> ListSnapshot:
+    return ListSnapshot(tuple(source.list_campaigns(engine)), source.verify(engine, checks))
 
 
-def campaign_snapshot(engine: Engine, campaign_id: int) -> CampaignSnapshot:
+def campaign_snapshot(engine: Engine, checks: source.ChainChecks, campaign_id: int) -> CampaignSnapshot:
     """Raises UsageProblem when the store has no such campaign."""
     summary = source.get_summary(engine, campaign_id)
-    verdict = source.verify(engine, campaign_id)
+    verdict = source.verify(engine, checks, campaign_id)
     caps = source.spend_caps(engine, campaign_id)
     report: dict[str, Any] | None = None
     why: str | None = None
@@ -79,7 +79,7 @@ def campaign_snapshot(engine: Engine, campaign_id: int) -> CampaignSnapshot:
         why = "nonpaired"
     else:
         try:
-            report = build_report(engine, campaign_id)
+            report = build_report(engine, campaign_id, integrity=checks.integrity(engine, campaign_id))
         except PlanOnlyArtifact:
             why = "plan_only"
         except UsageProblem:

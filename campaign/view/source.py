@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +24,9 @@ from sqlalchemy import Engine, case, func, select
 
 from campaign.errors import SchemaAhead, SchemaBehind, StoreError, UsageProblem
 from campaign.lanes.multi_provider import STORE_NAME
+from campaign.report.integrity import Integrity
 from campaign.report.schema import CAMPAIGN_KINDS, CAMPAIGN_STATES, STOP_REASONS, TOKEN_RE, enum_or_unlisted
-from campaign.store import chain
+from campaign.store import chain, repository
 from campaign.store.engine import describe, make_engine, resolve_url
 from campaign.store.migrate import schema_state
 from campaign.store.models import Campaign, Trial
@@ -165,9 +167,40 @@ def get_summary(engine: Engine, campaign_id: int) -> CampaignSummary:
     return found[0]
 
 
-def verify(engine: Engine, campaign_id: int | None = None) -> ChainVerdict:
+class ChainChecks:
+    """Each campaign's chain problems, verified once per change of its chain head.
+
+    A page shows the chain verdict and a report that states it; verifying 100,000
+    rows for every page (and again for its report) would cost seconds per refresh, so
+    a campaign is verified again only when its head (``chain.head``) has moved. An
+    edit made outside the engine to an older row shows once the head moves next.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[tuple[Any, ...], tuple[chain.ChainProblem, ...]]] = {}
+        self._lock = threading.Lock()
+
+    def problems(self, engine: Engine, campaign_id: int) -> tuple[chain.ChainProblem, ...]:
+        at = chain.head(engine, campaign_id)
+        with self._lock:
+            seen = self._seen.get(campaign_id)
+        if seen is not None and seen[0] == at:
+            return seen[1]
+        found = tuple(chain.verify_chain(engine, campaign_id))
+        with self._lock:
+            self._seen[campaign_id] = (at, found)
+        return found
+
+    def integrity(self, engine: Engine, campaign_id: int) -> Integrity:
+        """The report's integrity block: the campaign and every campaign it continues."""
+        campaigns = tuple(repository.lineage(engine, campaign_id))
+        return Integrity(checked=True, campaigns=campaigns, problems=tuple(p for cid in campaigns for p in self.problems(engine, cid)))
+
+
+def verify(engine: Engine, checks: ChainChecks, campaign_id: int | None = None) -> ChainVerdict:
     """The hash chain as `campaign verify` checks it, reduced to problem kinds and seqs."""
-    problems = chain.verify_chain(engine, campaign_id)
+    ids = [campaign_id] if campaign_id is not None else [c.id for c in list_campaigns(engine)]
+    problems = [p for cid in ids for p in checks.problems(engine, cid)]
     reduced = tuple((enum_or_unlisted(p.kind, CHAIN_PROBLEM_KINDS) or "unlisted", p.seq if isinstance(p.seq, int) else None) for p in problems)
     return ChainVerdict(chain.count_rows(engine, campaign_id), reduced)
 

@@ -1,0 +1,78 @@
+"""Each trial's result, from the attempt rows the chain check already read.
+
+The per-trial rows of a report are the trials in scope, in schedule order, each
+with its result: its one finished attempt, or, for a trial a continuation
+carried over, the finished attempt of the trial it points at (the rule of
+``aggregates._OWNER``). The chain check reads every attempt row of the campaign
+and of the campaigns it continues, as stored, to hash them; the report pairs the
+same rows with ``aggregates.scope_trials`` here instead of reading them again.
+
+A row comes out as one flat tuple, ``NAMES`` in order: the trial's columns, the
+count of its attempts without a verdict, whether it was carried, and the
+attempt's stored columns (``chain.RAW_COLUMNS``). ``live`` cleans them through
+the TRIAL schema with the rules below for what the stored values mean.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from campaign.report.aggregates import SCOPE_TRIAL_NAMES
+from campaign.store.chain import COLUMN, RAW_COLUMNS
+
+_RENAMED = {"id": "attempt_id", "seq": "attempt_seq", "status": "attempt_status"}
+NAMES = (*SCOPE_TRIAL_NAMES, "interrupted_attempts", "carried", *(_RENAMED.get(n, n) for n in RAW_COLUMNS))
+# Stored 0/1 (SQLite; other databases' rows come in the same form): read as the model's
+# Boolean reads them.
+BOOLEANS = ("verified_pass", "cost_reported", "spend_complete", "flush_complete", "cleanup_complete", "disposal_complete", "finalization_failed")
+
+# The fields whose values are an attempt's stored numbers and booleans (or computed from
+# them): once its chain verified, each holds what the engine wrote, of the right type.
+TRUSTED = (
+    "attempt_seq", "interrupted_attempts", "carried", "verified_pass", "verifier_exit_code", "wall_seconds", "completed_turns",
+    "uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "tool_calls", "tool_errors",
+    "diagnostic_events_version", "discovery_failures", "incorrect_tool_calls", "tool_error_recoveries", "cost_usd", "cost_reported",
+    "spend_complete", "flush_complete", "equivalent_spend_usd", "cleanup_complete", "disposal_complete", "finalization_failed",
+)  # fmt: skip
+
+_TRIAL_ID, _CARRIED_FROM = SCOPE_TRIAL_NAMES.index("id"), SCOPE_TRIAL_NAMES.index("carried_from_trial_pk")
+_TRIAL_PK, _STATUS = COLUMN["trial_pk"], COLUMN["status"]
+
+
+def result_rows(trials: Sequence[Sequence[Any]], attempts: Mapping[int, Sequence[Sequence[Any]]]) -> list[tuple[Any, ...]]:
+    """One row per trial with a result, in the order of ``trials`` (schedule order)."""
+    every = next(iter(attempts.values())) if len(attempts) == 1 else [row for rows in attempts.values() for row in rows]
+    done = [row for row in every if row[_STATUS] == "finished"]
+    owner_of: dict[Any, tuple[Sequence[Any], ...]] = {row[_TRIAL_PK]: (row,) for row in done}
+    if len(owner_of) != len(done):
+        # Two finished attempts of one trial exist only in an edited store: show both.
+        owner_of = {}
+        for row in done:
+            owner_of[row[_TRIAL_PK]] = owner_of.get(row[_TRIAL_PK], ()) + (row,)
+    # Attempts without a verdict: interrupted, or left running by a killed runner.
+    unfinished = Counter(row[_TRIAL_PK] for row in every if row[_STATUS] is not None and row[_STATUS] != "finished")
+    out = []
+    for trial in trials:
+        carried_from = trial[_CARRIED_FROM]
+        owner = trial[_TRIAL_ID] if carried_from is None else carried_from
+        for attempt in owner_of.get(owner, ()):
+            out.append((*trial, unfinished.get(owner, 0), carried_from is not None, *attempt))
+    return out
+
+
+def with_marker(marker: Any, count: Any) -> Any:
+    """A bridge counter means something only with the diagnostic version marker."""
+    return None if marker is None else count
+
+
+def tool_error_recovery(tool_errors: Any, verified_pass: Any) -> int | None:
+    """1 for a verified success that had a failed tool call, 0 otherwise; None when the
+    tool errors are unknown."""
+    if tool_errors is None:
+        return None
+    return int(isinstance(tool_errors, (int, float)) and tool_errors >= 1 and verified_pass == 1)
+
+
+__all__ = ["BOOLEANS", "NAMES", "TRUSTED", "result_rows", "tool_error_recovery", "with_marker"]
