@@ -30,6 +30,7 @@ CLIENTS = {
     "codex": ("codex", "codex", "replay:gpt-5-codex"),
     "mini-swe-agent": ("mini", "mini-swe-agent", "replay:gpt-5-mini"),
     "opencode": ("opencode", "opencode", "replay:glm-4.6"),
+    "gemini": ("gemini", "gemini", "replay:gemini-2.5-pro"),
 }
 
 

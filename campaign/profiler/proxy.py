@@ -81,6 +81,7 @@ def model_record(
         "catalog_digest": summary.catalog_digest,
         "tool_digests": None if summary.tool_digests is None else list(summary.tool_digests),
         "schema_tokens": schema_tokens,
+        "failed_tool_results": summary.failed_tool_results,
         "status": status,
         "upstream_error": upstream_error,
         "error_event": obs.error_event if obs else None,

@@ -25,6 +25,8 @@ from campaign.profiler import faults
 from campaign.profiler.capture import Capture
 
 WIRE_COUNTERS = ("completed_turns", "uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+# What wire_adapter_disagreements may name: the counters, and failed tool calls.
+DISAGREEMENT_COUNTERS = (*WIRE_COUNTERS, "tool_errors")
 _USAGE_KEYS = {"uncached_input_tokens": "uncached_input", "cached_input_tokens": "cached_input", "cache_write_tokens": "cache_write", "output_tokens": "output"}
 
 
@@ -41,6 +43,9 @@ class WireSummary:
     ending_fault: str | None = None
     # Some billed request has usage the wire did not see whole: the client's cost is partial.
     spend_unseen: bool = False
+    # Failed tool results the client sent back to the model (the most any request carried:
+    # each resends the history); None where the format cannot mark a failure.
+    failed_tool_results: int | None = None
 
 
 def _ok(record: dict[str, Any]) -> bool:
@@ -88,6 +93,7 @@ def summarize(capture: Capture) -> WireSummary:
         diagnostics=_diagnostics(capture, completed, billed),
         ending_fault=faults.ending_fault(requests),
         spend_unseen=len(completed) != len(billed),
+        failed_tool_results=max((r["failed_tool_results"] for r in requests if isinstance(r.get("failed_tool_results"), int)), default=None),
     )
 
 
@@ -149,6 +155,13 @@ def merge(record: AgentRecord, summary: WireSummary) -> AgentRecord:
     if summary.spend_unseen:
         # The client's cost covers only what it saw; the wire shows more may have been billed.
         updates["cost_reported"] = False
+    wire_errors = summary.failed_tool_results
+    if wire_errors is not None and (record.tool_errors is None or wire_errors > record.tool_errors):
+        # A failure the client's output does not mark (Gemini CLI's failing shell command) is
+        # still a failed tool call: the model was told so on the wire.
+        if record.tool_errors is not None:
+            disagreements["tool_errors"] = {"wire": wire_errors, "adapter": record.tool_errors}
+        updates["tool_errors"] = wire_errors
     return replace(
         record,
         **updates,

@@ -1,6 +1,6 @@
 """What one model request and its response show on the wire, as plain values.
 
-Three wire formats, told apart by the request path:
+Four wire formats, told apart by the request path:
 
 * Anthropic Messages (``.../messages``): ``input_tokens`` is uncached input;
   ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` are reported
@@ -14,9 +14,16 @@ Three wire formats, told apart by the request path:
 * OpenAI Responses (``.../responses``): ``input_tokens`` folds in
   ``input_tokens_details.cached_tokens``; streamed, ``response.completed``
   carries the usage and ends the stream.
+* Gemini API (``.../models/MODEL:generateContent`` and ``:streamGenerateContent``,
+  the model in the path, streaming by the method): the catalog is every
+  ``tools[].functionDeclarations`` entry; ``usageMetadata.promptTokenCount`` folds
+  in ``cachedContentTokenCount``, output is ``candidatesTokenCount`` plus
+  ``thoughtsTokenCount``, and a count the API leaves out is 0 (it omits zeros).
+  Streamed, each chunk may carry ``usageMetadata`` (cumulative: the last wins),
+  and the chunk with a candidate's ``finishReason`` ends the response.
 
-Neither OpenAI format reports cache writes, so ``cache_write`` stays None there
-(unobservable, not zero). Nothing here keeps prompt, output or reasoning text:
+Neither OpenAI format nor Gemini's reports cache writes, so ``cache_write``
+stays None there (unobservable, not zero). Nothing here keeps prompt, output or reasoning text:
 a request is reduced to its route, model and tool catalog; a response to its
 id, usage and how it ended.
 """
@@ -26,16 +33,18 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-WireFormat = Literal["anthropic", "chat", "responses"]
+WireFormat = Literal["anthropic", "chat", "responses", "gemini"]
 _SUFFIXES: tuple[tuple[str, WireFormat], ...] = (
     ("/messages", "anthropic"),
     ("/chat/completions", "chat"),
     ("/responses", "responses"),
 )
+_GEMINI_METHODS = ("generateContent", "streamGenerateContent")
 # A response body larger than this is not parsed (it is still forwarded whole).
 MAX_PARSED_BODY = 64 * 1024 * 1024
 # An upstream that sends nothing for this long, before or inside a response, is silent:
@@ -58,6 +67,8 @@ def wire_format(path: str) -> WireFormat | None:
     for suffix, fmt in _SUFFIXES:
         if bare.endswith(suffix):
             return fmt
+    if "/models/" in bare and bare.rsplit(":", 1)[-1] in _GEMINI_METHODS:
+        return "gemini"
     return None
 
 
@@ -71,6 +82,9 @@ class RequestSummary:
     tools: list[Any] | None
     catalog_digest: str | None
     tool_digests: tuple[str, ...] | None
+    # Tool results in the history this request sends that say the call failed; None
+    # where the format has no such mark (both OpenAI formats).
+    failed_tool_results: int | None = None
 
     @property
     def tool_count(self) -> int | None:
@@ -127,18 +141,63 @@ def summarize_request(path: str, body: bytes, content_encoding: str | None = Non
             data = None
     if not isinstance(data, dict):
         return RequestSummary(fmt, path.split("?", 1)[0], None, False, None, None, None)
-    tools = data.get("tools", [])
+    tools = _gemini_declarations(data.get("tools", [])) if fmt == "gemini" else data.get("tools", [])
     tools = normalized_tools(tools, attempt_roots) if isinstance(tools, list) else None
-    model = data.get("model")
+    model = _gemini_model(path) if fmt == "gemini" else data.get("model")
     return RequestSummary(
         format=fmt,
         path=path.split("?", 1)[0],
         model=model if isinstance(model, str) else None,
-        stream=data.get("stream") is True,
+        stream=path.split("?", 1)[0].endswith(":streamGenerateContent") if fmt == "gemini" else data.get("stream") is True,
         tools=tools,
         catalog_digest=None if tools is None else sha256_text(canonical_json(tools)),
         tool_digests=None if tools is None else tuple(sha256_text(canonical_json(t)) for t in tools),
+        failed_tool_results=_failed_results(fmt, data),
     )
+
+
+_EXIT_CODE = re.compile(r"Exit Code: (-?\d+)")
+
+
+def _failed_results(fmt: WireFormat, data: dict[str, Any]) -> int | None:
+    """Failed tool results the request carries back to the model: Anthropic's
+    ``tool_result`` with ``is_error``; a Gemini ``functionResponse`` with an error or a
+    non-zero ``Exit Code:`` (Gemini CLI reports a failing shell command only there).
+    Counted, never kept: nothing of the result's text leaves this function."""
+    if fmt == "anthropic":
+        blocks = [b for m in data.get("messages") or [] if isinstance(m, dict) and isinstance(m.get("content"), list) for b in m["content"]]
+        return sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error") is True)
+    if fmt == "gemini":
+        parts = [p for c in data.get("contents") or [] if isinstance(c, dict) for p in c.get("parts") or []]
+        responses = [p["functionResponse"].get("response") for p in parts if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)]
+        return sum(1 for r in responses if _failed_response(r))
+    return None
+
+
+def _failed_response(response: Any) -> bool:
+    if not isinstance(response, dict):
+        return False
+    if response.get("error"):
+        return True
+    codes = [int(m) for v in response.values() if isinstance(v, str) for m in _EXIT_CODE.findall(v)]
+    return any(code != 0 for code in codes)
+
+
+def _gemini_declarations(tools: Any) -> list[Any] | None:
+    """Gemini's catalog: every function declaration, across the ``tools`` entries."""
+    if not isinstance(tools, list):
+        return None
+    found: list[Any] = []
+    for entry in tools:
+        declarations = entry.get("functionDeclarations") if isinstance(entry, dict) else None
+        if isinstance(declarations, list):
+            found += declarations
+    return found
+
+
+def _gemini_model(path: str) -> str | None:
+    model = path.split("?", 1)[0].rsplit("/models/", 1)[-1].rsplit(":", 1)[0]
+    return model or None
 
 
 # --- responses ----------------------------------------------------------------
@@ -178,14 +237,13 @@ ERROR_EVENTS = ("overloaded", "rate_limited", "server_error", "other")
 
 
 def _error_event(error: Any) -> str:
-    kind = error.get("type") if isinstance(error, dict) else None
-    code = error.get("code") if isinstance(error, dict) else None
-    text = f"{kind} {code}".lower()
-    if "overloaded" in text:
+    fields = ("type", "code", "status") if isinstance(error, dict) else ()
+    text = " ".join(str(error.get(f)) for f in fields).lower()  # Gemini: {"code": 429, "status": "RESOURCE_EXHAUSTED"}
+    if "overloaded" in text or "unavailable" in text:
         return "overloaded"
-    if "rate_limit" in text:
+    if "rate_limit" in text or "resource_exhausted" in text:
         return "rate_limited"
-    if "server_error" in text or "api_error" in text:
+    if "server_error" in text or "api_error" in text or "internal" in text:
         return "server_error"
     return "other"
 
@@ -228,11 +286,28 @@ def _openai_usage(usage: dict[str, Any], input_key: str, output_key: str, detail
     }
 
 
+def _gemini_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    # The API leaves a zero count out of usageMetadata: absent is 0, except the prompt.
+    prompt = _count(usage.get("promptTokenCount"))
+    cached = _count(usage.get("cachedContentTokenCount", 0))
+    candidates, thoughts = _count(usage.get("candidatesTokenCount", 0)), _count(usage.get("thoughtsTokenCount", 0))
+    return {
+        "uncached_input": None if prompt is None or cached is None or cached > prompt else prompt - cached,
+        "cached_input": cached,
+        "cache_write": None,
+        "output": None if candidates is None or thoughts is None else candidates + thoughts,
+        "cache_read_observable": True,
+        "cache_write_observable": False,
+    }
+
+
 def _usage_fields(fmt: WireFormat, usage: Any) -> dict[str, Any] | None:
     if not isinstance(usage, dict):
         return None
     if fmt == "anthropic":
         return _anthropic_usage(usage)
+    if fmt == "gemini":
+        return _gemini_usage(usage)
     if fmt == "chat":
         return _openai_usage(usage, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
     return _openai_usage(usage, "input_tokens", "output_tokens", "input_tokens_details")
@@ -256,8 +331,9 @@ def observe_json(fmt: WireFormat, body: bytes) -> UsageObservation:
         data = None
     if not isinstance(data, dict):
         return UsageObservation(None, **_NO_USAGE, terminal=False, clean_end=False)
-    response_id = data.get("id") if isinstance(data.get("id"), str) else None
-    fields = _usage_fields(fmt, data.get("usage"))
+    id_key, usage_key = ("responseId", "usageMetadata") if fmt == "gemini" else ("id", "usage")
+    response_id = data.get(id_key) if isinstance(data.get(id_key), str) else None
+    fields = _usage_fields(fmt, data.get(usage_key))
     return UsageObservation(response_id, **(fields or _NO_USAGE), terminal=fields is not None, clean_end=True)
 
 
@@ -345,6 +421,17 @@ class StreamObserver:
         if isinstance(event.get("usage"), dict):
             self.usage = event["usage"]
             self.terminal = True
+        if isinstance(event.get("error"), dict):
+            self._error(event["error"])
+
+    def _on_gemini(self, event: dict[str, Any]) -> None:
+        if isinstance(event.get("responseId"), str):
+            self.response_id = event["responseId"]
+        if isinstance(event.get("usageMetadata"), dict):
+            self.usage = event["usageMetadata"]  # cumulative: the last chunk's wins
+        candidates = event.get("candidates")
+        if isinstance(candidates, list) and any(isinstance(c, dict) and c.get("finishReason") for c in candidates):
+            self.terminal = self.clean_end = True
         if isinstance(event.get("error"), dict):
             self._error(event["error"])
 

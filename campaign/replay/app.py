@@ -20,7 +20,7 @@ from campaign.errors import UnknownTask, UsageProblem
 from campaign.replay.faults import FaultPlan, parse_faults
 from campaign.replay.scripts import script_for
 from campaign.replay.turns import next_reply
-from campaign.replay.wire import anthropic, chat, responses
+from campaign.replay.wire import anthropic, chat, gemini, responses
 
 _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 # Injected HTTP faults: (status, the error type the providers' own bodies carry).
@@ -78,7 +78,7 @@ async def _generate(wire: ModuleType, request: web.Request) -> web.StreamRespons
         if request.transport is not None:
             request.transport.abort()
         return web.Response(status=503)
-    conversation = wire.parse(body)
+    conversation = wire.parse(body, request.path)
     payload = wire.render(next_reply(conversation, state.task_name), conversation)
     if not conversation.stream:
         if fault == "cut-stream":
@@ -152,4 +152,17 @@ def build_app(task_name: str | None = None, faults: Iterable[str] = ()) -> web.A
             app.router.add_post(prefix + path, functools.partial(_generate, wire))
         app.router.add_post(prefix + "/messages/count_tokens", _count_tokens)
         app.router.add_get(prefix + "/models", _models)
+    # Gemini puts the model and the method in the path: /v1beta/models/MODEL:METHOD.
+    for prefix in ("/v1beta", "/v1"):
+        app.router.add_post(prefix + "/models/{target}", _gemini)
     return app
+
+
+async def _gemini(request: web.Request) -> web.StreamResponse:
+    method = request.match_info["target"].rsplit(":", 1)[-1]
+    if method in ("generateContent", "streamGenerateContent"):
+        return await _generate(gemini, request)
+    if method == "countTokens":
+        raw = await request.read()
+        return web.json_response({"totalTokens": max(1, len(raw) // 4)})
+    return web.json_response(gemini.error(f"no method {method!r} here", "invalid_request_error"), status=404)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from campaign import vocabulary
-from campaign.profiler.summary import WIRE_COUNTERS
+from campaign.profiler.summary import DISAGREEMENT_COUNTERS
 from campaign.supervise import teardown
 
 UNLISTED = "unlisted"
@@ -592,7 +592,7 @@ SCHEMA_DIAGNOSTICS = Obj(
         "cache_write_observable": Bool(),
         "catalog_tool_counts": Map(Sha256(), Int(), max_items=64),
         "catalog_schema_tokens": Map(Sha256(), Int(), max_items=64),
-        "wire_adapter_disagreements": Map(Enum(WIRE_COUNTERS), Obj({"wire": Int(), "adapter": Int()}), max_items=8),
+        "wire_adapter_disagreements": Map(Enum(DISAGREEMENT_COUNTERS), Obj({"wire": Int(), "adapter": Int()}), max_items=8),
         # One measurement per disclosure application the runtime reported.
         "disclosure_measurements": List(
             Obj(

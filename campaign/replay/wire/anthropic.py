@@ -12,7 +12,8 @@ from campaign.replay.wire.sse import frame, new_id, pieces, text_parts
 
 
 
-def parse(body: dict[str, Any]) -> Conversation:
+def parse(body: dict[str, Any], path: str = "") -> Conversation:
+    del path  # the format is all in the body
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     opening = text_parts(body.get("system"))
     for message in messages:

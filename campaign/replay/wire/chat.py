@@ -13,7 +13,8 @@ _OPENING_ROLES = ("system", "developer", "user")
 
 
 
-def parse(body: dict[str, Any]) -> Conversation:
+def parse(body: dict[str, Any], path: str = "") -> Conversation:
+    del path  # the format is all in the body
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     opening: list[str] = []
     for message in messages:

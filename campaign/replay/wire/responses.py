@@ -49,7 +49,8 @@ def _texts_of(content: Any) -> list[str]:
     return text_parts(content, ("input_text", "text"))
 
 
-def parse(body: dict[str, Any]) -> Conversation:
+def parse(body: dict[str, Any], path: str = "") -> Conversation:
+    del path  # the format is all in the body
     raw = body.get("input")
     items = [{"role": "user", "content": raw}] if isinstance(raw, str) else [i for i in raw or [] if isinstance(i, dict)]
     turns, opening = _turns_and_opening(items)
