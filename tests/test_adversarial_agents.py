@@ -306,7 +306,7 @@ def test_a_planted_fifo_ends_as_a_recorded_failure_not_a_hang(tmp_path, fifo, fa
 def test_a_replaced_root_or_tmpdir_stops_the_lane_cleanly(tmp_path, outside, replace):
     before = snapshot(outside)
     done, _ = run_lane(tmp_path, replace.format(outside=outside), "--tasks", f"{TASK},invoice-rounding")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr  # stopped with a task left: said, and not 0
     assert "Traceback" not in done.stderr
     assert "stopped: disposal_failed" in done.stdout
     assert rows(tmp_path, "SELECT status, failure_class, cleanup_complete, disposal_complete FROM attempts") == [
@@ -325,7 +325,7 @@ def test_an_engine_error_is_a_recorded_stop_not_a_traceback(tmp_path, monkeypatc
     from campaign.cli import cli
 
     runner_tmp = tmp_path / "gone"
-    monkeypatch.setattr("campaign.lanes.attempt.isolation.create_private_root", lambda base=None: os.mkdir(runner_tmp / "x"))
+    monkeypatch.setattr("campaign.lanes.attempt.isolation.create_private_root", lambda base=None, **kw: os.mkdir(runner_tmp / "x"))
     profile = tmp_path / "shell-agent.toml"
     profile.write_text('adapter = "generic"\npaid = false\nclient = ["true"]\nconfig_env = "CAMPAIGN_AGENT_CONFIG"\napplied_profile_from = "adapter"\n')
     db = tmp_path / "store.db"

@@ -116,3 +116,37 @@ def test_a_paired_live_run_through_claude_code_is_confirmed_on_the_wire(ws: Work
     assert sorted(json.loads(a["applied_profiles"])[0] for a in attempts) == ["coding", "legacy"]
     assert all(a["spend_complete"] == 1 for a in attempts)
     assert json.loads(report.read_text())["experiment"]["wire_catalogs"] == catalogs
+
+
+@pytest.mark.parametrize("providers", ["openai-codex,zai", "openai-codex,zai,anthropic,gemini"])
+def test_the_paid_campaign_rehearses_for_free(providers, tmp_path, tokenizer_cache):
+    # The spec's own example, and all four paid providers together: the exact command an
+    # operator would pay for, with --rehearse. No credential is set: none may be read.
+    env = {k: v for k, v in env_with_clients(tokenizer_cache).items() if not k.endswith(("API_KEY", "AUTH_TOKEN", "ACCESS_TOKEN"))}
+    names = providers.split(",")
+    agents = {"openai-codex": "codex", "zai": "opencode", "anthropic": "claude-code", "gemini": "gemini"}
+    for name in names:
+        require(agents[name], env)
+    out = tmp_path / "rehearsal"
+    runner_tmp = tmp_path / "runner-tmp"
+    runner_tmp.mkdir()
+    args = ["coding", "--campaign", "--providers", providers, "--tasks", "semver-precedence", "--repetitions", "1", "--live", "--rehearse", "--output-dir", str(out)]
+    done = subprocess.run([sys.executable, "-m", "campaign", *args], capture_output=True, text=True, env={**env, "TMPDIR": str(runner_tmp)}, timeout=1800)
+    assert done.returncode == 0, done.stdout + done.stderr
+    db = out / "campaign.db"
+    ((campaign,),) = [rows(db, "SELECT live, state, experiment_json FROM campaigns")]
+    experiment = json.loads(campaign["experiment_json"])
+    assert (campaign["live"], campaign["state"], experiment["rehearsal"]) == (0, "completed", True)
+    assert [p["name"] for p in experiment["providers"]] == names
+    for provider in experiment["providers"]:
+        # Every upstream replayed, every price synthetic, and the real client, variants told apart.
+        assert (provider["wire_upstream"], provider["basis"], provider["credential_env"]) == ("replay", "synthetic", None)
+        assert provider["agent"] == agents[provider["name"]] and not set(provider["wire_catalogs"]["baseline"]) & set(provider["wire_catalogs"]["coding"])
+    attempts = rows(db, "SELECT t.provider, t.variant, a.* FROM attempts a JOIN trials t ON t.id = a.trial_pk")
+    assert len(attempts) == 2 * len(names)
+    for a in attempts:
+        where = f"{a['provider']}/{a['variant']}: {a['outcome']} {a['failure_class']}"
+        assert a["verified_pass"] == 1 and a["cleanup_complete"] == 1 and a["spend_complete"] == 1, where
+        assert json.loads(a["applied_profiles"]) == [{"baseline": "legacy", "coding": "coding"}[a["variant"]]], where
+    report = json.loads((out / "report.json").read_text())
+    assert report["synthetic"] is True and report["evidence"] == "offline_unpaid"

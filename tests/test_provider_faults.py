@@ -40,6 +40,8 @@ TASK = "semver-precedence"
 # --agent -> its model; the upstream answers any.
 MODELS = {"claude-code": "claude-sonnet-4-5", "codex": "gpt-5-codex"}
 SILENCE_S = 2
+# Anthropic bills cache writes apart; an OpenAI-format route has no such category (0.0).
+CACHE_WRITE = {"claude-code": 3.75, "codex": 0.0}
 KEY = "FLAKY_API_KEY"
 
 
@@ -87,7 +89,7 @@ price_date = "2026-12-01"
 [providers.flaky.prices]
 uncached_input = 3.0
 cached_input = 0.3
-cache_write = 3.75
+cache_write = {CACHE_WRITE[agent]}
 output = 15.0
 """
     )
@@ -279,3 +281,20 @@ def shows_the_fault(case: Case, variant: str, fault: str) -> None:
     finally:
         engine.dispose()
     assert 'id="provider-faults"' in text and f"{word} x1" in text
+
+
+@pytest.mark.parametrize("case", ["codex"], indirect=True)
+def test_a_paired_live_run_through_codex_completes_with_spend_known_from_the_wire(case: Case, ws, monkeypatch):
+    # Codex reports no cost: its spend is the wire's proven usage at the catalog's prices,
+    # so the paired lane's spend gate is satisfied and every trial runs.
+    case.upstream.start()
+    for name in ("PATH", "CAMPAIGN_TOKENIZER_CACHE", KEY):
+        monkeypatch.setenv(name, case.env[name])
+    args = ws.args("--agent", "codex", "--repetitions", "1", "--model", f"flaky:{MODELS['codex']}", "--providers-catalog", str(case.catalog), tasks=TASK)
+    result, _, _ = approve_and_go_live(ws, args, KEY)
+    assert result.exit_code == 0, result.output
+    attempts = rows(ws.db_path, "SELECT outcome, spend_complete, cost_usd, cost_reported, equivalent_spend_usd, schema_diagnostics FROM attempts WHERE campaign_id = 2")
+    assert [(a["outcome"], a["spend_complete"], a["cost_reported"]) for a in attempts] == [("passed", 1, 0)] * 2
+    for a in attempts:
+        # Never called billed: the basis says it is wire usage x catalog price.
+        assert a["cost_usd"] == a["equivalent_spend_usd"] and diagnostics(a)["cost_basis"] == "wire_usage_x_catalog_price"

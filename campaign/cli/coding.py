@@ -156,6 +156,7 @@ def _say_why_unfinished(result) -> None:
 @click.option("--max-total-spend-usd", metavar="USD", help="Campaign only, with --attempt-ceiling-usd: one cap over every provider's spend together, held even when workers race.")
 @click.option("--attempt-ceiling-usd", metavar="USD", help="Campaign only, with a cap: the most one attempt may spend, reserved when it is admitted; a higher cost stops that provider.")
 @click.option("--parallel-providers", type=int, metavar="N", help="Campaign only: run N local workers on the store, so providers run in parallel (each provider's trials stay one at a time, in schedule order). Workers elsewhere join with campaign worker.")
+@click.option("--rehearse", is_flag=True, help="Campaign only: run this exact command for free first: every provider's upstream is the replay provider, every price synthetic, no credential read, nothing leaves the machine. Use its own --output-dir.")
 @click.option("--schema-budgets", "schema_budgets", is_flag=False, flag_value="", multiple=True, metavar="ANY", help="Unsupported and always refused: the coding profile ignores budget_tokens, so budget variants would be identical treatments.")
 @db_option
 def coding(db: str | None, **values) -> None:

@@ -33,7 +33,7 @@ from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
-from campaign.agents.profiles import AgentProfile, load_profile, profile_identity
+from campaign.agents.profiles import AgentProfile, load_profile, profile_identity, uses_wire
 from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_variant
 from campaign.errors import CampaignError, ConflictError, Interrupted, RerunWith, UsageProblem
 from campaign.lanes import continuation, holders, parallel, worker
@@ -41,7 +41,7 @@ from campaign.lanes.breaker import Breaker, Halt
 from campaign.lanes import options as opt
 from campaign.plan import canonical_digest
 from campaign.progress import UNDER_OTHER_CAP, Progress, ProviderPlan, TrialsNotAttempted
-from campaign.providers import Catalog, Provider, load_catalog, resolve_providers
+from campaign.providers import REPLAY, Catalog, Provider, load_catalog, resolve_providers
 from campaign.report import write_report
 from campaign.schedule import VARIANTS, build_schedule
 from campaign.store import chain, leases, repository
@@ -78,6 +78,8 @@ class CampaignInputs:
     # Per provider: the installed client's version, and for "wire" profiles the probe's catalogs.
     client_versions: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
     wire_catalogs: Mapping[str, dict[str, list[str]] | None] = dataclasses.field(default_factory=dict)
+    # --rehearse: every upstream is the replay provider, every price synthetic.
+    rehearsal: bool = False
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,23 @@ def _probed(profile: AgentProfile, provider: Provider, wire: WireRoute | None, v
     return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable)
 
 
+def rehearsed(providers: tuple[Provider, ...], profiles: Mapping[str, AgentProfile]) -> tuple[Provider, ...]:
+    """``--rehearse``: the same providers, agents, models and tasks, each upstream the replay
+    provider and each price synthetic, and no credential to read. A paid client that does
+    not reach its model through the recording proxy cannot be pointed at the replay: refused."""
+    out = []
+    for provider in providers:
+        profile = profiles[provider.name]
+        if profile.paid and not uses_wire(profile):
+            raise UsageProblem(
+                f"the {profile.name} agent of provider {provider.name} does not reach its model through {{proxy_url}}, "
+                "so its calls cannot be sent to the replay provider; a rehearsal would spend",
+                option="--rehearse",
+            )
+        out.append(dataclasses.replace(provider, upstream=REPLAY, basis="synthetic", credential_env=None, price_source=f"rehearsal of {provider.name}: replay provider, synthetic prices"))
+    return tuple(out)
+
+
 def validate(
     opts: opt.CodingOptions, db: str | None, catalog_path: Path | None, environ: Mapping[str, str], *, stored: Mapping[str, Any] | None = None, probe: bool = True
 ) -> CampaignInputs:
@@ -168,6 +187,8 @@ def validate(
     if output_dir.exists() and not output_dir.is_dir():
         raise UsageProblem(f"{opts.output_dir} is not a directory", option="--output-dir")
     profiles = {p.name: load_profile(opts.agent or p.agent) for p in providers}
+    if opts.rehearse:
+        providers = rehearsed(providers, profiles)
     for provider in providers:
         profile = profiles[provider.name]
         if profile.applied_profile_from == "none":
@@ -183,7 +204,7 @@ def validate(
     catalogs = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], tasks[0], stored, probe) for p in providers}
     base = load_base_config(Path(opts.config).expanduser()) if opts.config else parse_base_config(b"", "the empty base config")
     configs = {name: render_variant(base, name) for name in variants}
-    if opts.live:
+    if opts.live or opts.rehearse:
         missing = [p.credential_env for p in providers if p.credential_env and not environ.get(p.credential_env)]
         if missing:
             raise UsageProblem(f"credential variable(s) not set: {', '.join(missing)}; export each provider's own variable before launching", option="--providers")
@@ -205,6 +226,7 @@ def validate(
         wires=wires,
         client_versions=versions,
         wire_catalogs=catalogs,
+        rehearsal=opts.rehearse,
     )
 
 
@@ -239,6 +261,8 @@ def experiment(inputs: CampaignInputs) -> dict[str, Any]:
         "config_digest": inputs.base_config.digest,
         "fixture_digests": {t.name: benchmark.fixture_digest(t) for t in inputs.tasks},
         "control_plane_port": inputs.control_plane_port,
+        # Only on a rehearsal, so the campaigns before this option keep their identity.
+        **({"rehearsal": True} if inputs.rehearsal else {}),
     }
 
 
@@ -338,11 +362,12 @@ def run(
     timer: Callable[[], float] = time.monotonic,
 ) -> CampaignResult:
     environ = os.environ if environ is None else environ
-    inputs = validate(opts, db, catalog_path, environ, stored=_stored_experiment_of(opts, db) if opts.resume and opts.live else None, probe=bool(opts.live))
+    runs = bool(opts.live or opts.rehearse)
+    inputs = validate(opts, db, catalog_path, environ, stored=_stored_experiment_of(opts, db) if opts.resume and runs else None, probe=runs)
     current = experiment(inputs)
     schedule = schedule_for(inputs)
     store_file = inputs.output_dir / STORE_NAME if db is None else None
-    if not opts.live:
+    if not runs:
         return CampaignResult(None, inputs.db, (), len(schedule), 0, len(schedule), None, live=False)
     if not opts.resume and store_file is not None and store_file.exists():
         raise RerunWith(f"{inputs.output_dir} already holds a campaign; choose a new --output-dir, or continue it with --resume", option="--resume", add=("--resume",))
@@ -372,7 +397,7 @@ def run(
             raise RerunWith(f"{describe(engine.url)} already holds campaign {existing.id}; continue it with --resume", option="--resume", add=("--resume",))
         campaign_id = repository.create_campaign(
             engine,
-            repository.NewCampaign(kind="campaign", state="running", live=True, agent=current["agent"], seed=inputs.seed, experiment=current, experiment_digest=canonical_digest(current)),
+            repository.NewCampaign(kind="campaign", state="running", live=not inputs.rehearsal, agent=current["agent"], seed=inputs.seed, experiment=current, experiment_digest=canonical_digest(current)),
             schedule,
             model=inputs.providers[0].model,
             default_provider=inputs.providers[0].name,

@@ -87,6 +87,7 @@ class CodingOptions:
     max_total_spend_usd: str | None = None
     attempt_ceiling_usd: str | None = None
     parallel_providers: int | None = None
+    rehearse: bool = False
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,7 @@ CAMPAIGN_ONLY = (
     ("--max-total-spend-usd", "max_total_spend_usd"),
     ("--attempt-ceiling-usd", "attempt_ceiling_usd"),
     ("--parallel-providers", "parallel_providers"),
+    ("--rehearse", "rehearse"),
 )
 # Options the campaign mode replaces (--live replaces the plan gate; the store and
 # reports live in --output-dir; each provider brings its own model).

@@ -93,6 +93,7 @@ def experiment_options(stored: Mapping[str, Any], given: opt.CodingOptions, cata
         providers_catalog=given.providers_catalog,
         failure_dir=given.failure_dir,
         model=model,
+        rehearse=bool(stored.get("rehearsal")),
         # A worker writes no report; the coordinator (or a later `campaign report`) does.
         output_dir=given.output_dir or Path.cwd(),
     )
