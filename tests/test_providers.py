@@ -46,10 +46,13 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 def test_builtins_load_with_their_routes_credentials_and_bases():
     catalog = load_catalog()
-    assert catalog.names() == ("openai-codex", "zai", "anthropic", "replay", "offline")
+    assert catalog.names() == ("openai-codex", "zai", "anthropic", "replay", "offline", "gemini")
     assert catalog.path == BUILTIN_CATALOG
-    codex, zai, anthropic, replay, off = (catalog.get(n) for n in catalog.names())
+    codex, zai, anthropic, replay, off, gemini = (catalog.get(n) for n in catalog.names())
     assert (replay.upstream, off.upstream, anthropic.upstream) == ("replay", "replay", "https://api.anthropic.com")
+    # Every paid provider's client talks through the proxy to its upstream, with its own key.
+    assert (zai.upstream, zai.agent, gemini.upstream, gemini.agent) == ("https://api.z.ai/api/paas/v4", "opencode", "https://generativelanguage.googleapis.com", "gemini")
+    assert gemini.credential_env == "GEMINI_API_KEY" and gemini.basis == "public list price"
     assert replay.credential_env is None and replay.agent == "offline-wire" and replay.basis == "synthetic"
     assert (codex.credential_env, codex.agent) == ("OPENAI_API_KEY", "codex")
     assert (zai.credential_env, zai.route) == ("ZAI_API_KEY", "zai")
