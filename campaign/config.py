@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from campaign.vocabulary import VARIANT_PROFILES
 from campaign import inputs
 from campaign.digests import bytes_sha256, text_sha256
 from campaign.errors import UsageProblem
 
 OPTION = "--config"
 DISCLOSURE_PATH = ("runtime", "tools", "disclosure")
-VARIANT_PROFILES: Mapping[str, str] = {"baseline": "legacy", "coding": "coding"}
 
 # The fixed treatment, identical for both variants but for the profile. The coding
 # profile ignores budget_tokens; 40000 stays the legacy activation threshold.

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from campaign.vocabulary import PRICE_BASIS_NAMES, SPEND_COUNTERS
 from campaign import inputs
 from campaign.agents.profiles import builtin_profile_names
 from campaign.errors import UsageProblem
@@ -48,9 +49,7 @@ BUILTIN_CATALOG = Path(__file__).resolve().parent / "providers.toml"
 # Without --providers a campaign runs only the free offline route; paid ones must be named.
 DEFAULT_PROVIDERS = ("offline",)
 EQUIVALENT_SPEND_LABEL = "list-price equivalent, not billed"
-BASES = ("public list price", "synthetic")
-# The counters equivalent spend needs, in price order (see Prices).
-SPEND_COUNTERS = ("uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+BASES = PRICE_BASIS_NAMES
 
 _CATALOG_OPTION = "--providers-catalog"
 _PROVIDERS_OPTION = "--providers"

@@ -15,7 +15,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-VARIANTS = ("baseline", "coding")
+from campaign.vocabulary import VARIANTS
 
 
 @dataclass(frozen=True)

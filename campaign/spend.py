@@ -14,8 +14,6 @@ from campaign.agents.record import AgentRecord, turn_usage_matched
 from campaign.store.money import to_decimal
 
 
-WIRE_COST_BASIS = "wire_usage_x_catalog_price"
-CLIENT_COST_BASIS = "client_reported"
 
 
 def spend_complete(record: AgentRecord, *, flush_complete: bool | None, profiling: bool, wire_costed: bool = False) -> bool:

@@ -1,13 +1,99 @@
-"""The bounded words the engine records and reports: one source for every enum.
+"""The bounded words the engine records and reports: one source for every word list.
 
 Reports are built from an allowlist, so a value outside these tuples can never
-reach a shared report; keeping them here means the lanes and the report's
-schema cannot drift apart.
+reach a shared report; keeping them here means the lanes, the store's checks
+and the report's schema cannot drift apart. This module is the ground floor:
+it imports nothing of the engine, and everything else imports it.
 """
 
 from __future__ import annotations
 
-from campaign.agents.record import ERROR_CLASSES
+# --- the experiment ---------------------------------------------------------------------
+
+VARIANTS = ("baseline", "coding")
+BASELINE, CODING = VARIANTS
+# The disclosure profile each variant asks for ([runtime.tools.disclosure] profile).
+DISCLOSURE_PROFILES = ("legacy", "coding")
+VARIANT_PROFILES = {"baseline": "legacy", "coding": "coding"}
+
+# --- the store's rows --------------------------------------------------------------------
+
+CAMPAIGN_KINDS = ("paired", "campaign", "nonpaired")
+CAMPAIGN_STATES = ("planned", "running", "stopped", "completed", "interrupted")
+TRIAL_STATUSES = ("scheduled", "admitted", "finished", "not_attempted")
+# finished: the attempt has a verdict. interrupted (the operator stopped it) and
+# faulted (the provider or the engine ended it) carry none: their trial goes back
+# to the queue and gets a fresh attempt.
+ATTEMPT_STATUSES = ("running", "finished", "interrupted", "faulted")
+LEDGER_ROLES = ("runtime", "client", "verifier", "fixture", "descendant", "profiler", "provider")
+
+# --- counters (every one nullable: unknown is NULL, never 0) ------------------------------
+
+# What a price is paid on, in price order (a providers catalog's prices).
+SPEND_COUNTERS = ("uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+# What the recording proxy witnesses for an attempt.
+WIRE_COUNTERS = ("completed_turns", *SPEND_COUNTERS)
+# Bridge diagnostics: meaningful only with the diagnostic events version marker.
+DIAGNOSTIC_COUNTERS = ("discovery_failures", "incorrect_tool_calls")
+# Every count an adapter record carries.
+RECORD_COUNTERS = (*WIRE_COUNTERS, "tool_calls", "tool_errors", *DIAGNOSTIC_COUNTERS)
+# What wire_adapter_disagreements may name: the wire's counters, and failed tool calls.
+DISAGREEMENT_COUNTERS = (*WIRE_COUNTERS, "tool_errors")
+# Values the report counts per variant when unknown ("what is missing").
+MISSING_COUNTERS = ("wall_seconds", *WIRE_COUNTERS, "tool_errors", *DIAGNOSTIC_COUNTERS, "cost_usd", "verified_pass")
+
+# How each counter reads in a sentence (the Markdown report, the view).
+COUNTER_WORDS = {
+    "verified_pass": "verified outcome",
+    "wall_seconds": "wall seconds",
+    "completed_turns": "completed parent turns",
+    "uncached_input_tokens": "uncached input tokens",
+    "cached_input_tokens": "cached input tokens",
+    "cache_write_tokens": "cache-write tokens",
+    "output_tokens": "output tokens",
+    "tool_errors": "tool errors",
+    "discovery_failures": "discovery failures (needs the diagnostic version marker)",
+    "incorrect_tool_calls": "incorrect tool calls (needs the diagnostic version marker)",
+    "cost_usd": "cost",
+}
+
+# --- agents -------------------------------------------------------------------------------
+
+# The built-in agent profiles (campaign/agents/profiles/*.toml; a test holds them equal).
+BUILTIN_AGENTS = ("claude-code", "codex", "gemini", "generic", "mini-swe-agent", "offline", "offline-wire", "opencode")
+# Adapters map every client-specific failure onto one of these, so reports never
+# carry client-authored error text.
+ERROR_CLASSES = (
+    "unparseable_output",  # stdout is garbled or truncated: nothing trustworthy in it
+    "empty_output",  # the client printed nothing at all
+    "agent_error",  # the client ran but reported failure (or exited non-zero)
+    "max_turns",  # the client stopped at its own turn limit
+    "permission_denied",  # the client refused tool calls for lack of approval
+)
+# Whose figure an attempt's cost_usd is.
+COST_BASES = ("client_reported", "wire_usage_x_catalog_price")
+CLIENT_COST_BASIS, WIRE_COST_BASIS = COST_BASES
+# A providers catalog's price basis, as it writes it.
+PRICE_BASIS_NAMES = ("public list price", "synthetic")
+
+# --- teardown and disposal ----------------------------------------------------------------
+
+TEARDOWN_OUTCOMES = ("clean", "forced", "recovered", "unverified")
+CONTAINMENTS = ("cgroup2", "subreaper-pidfd", "pgid-only")
+# Bounded reasons a teardown could not prove cleanup (safe for reports).
+TEARDOWN_REASONS = (
+    "survivors",
+    "ledger_missing",
+    "ledger_unreadable",
+    "recovery_failed",
+    "recovery_timeout",
+    "cgroup_busy",
+    "unprovable_member",
+    "platform_unverifiable",
+)
+DISPOSAL_REASONS = ("disposed", "finalization_failed", "cleanup_unverified", "root_missing", "root_replaced", "other_filesystem", "mount_point", "unremovable")
+
+# --- outcomes -------------------------------------------------------------------------------
 
 # An attempt's outcome. The first three are verdicts, the agent's under its variant;
 # the rest end an attempt without one (DESIGN.md §9: whose fault is it): the
@@ -79,3 +165,8 @@ STOP_REASONS = (
     # A trial whose attempts ended on provider faults this many times gets no more.
     "fault_attempts_exhausted",
 )
+
+# Why a scheduled trial has no attempt: the stop reasons, plus the report's own.
+NOT_ATTEMPTED_REASONS = STOP_REASONS + ("not_reached", "admitted_without_attempt", "campaign_stopped")
+# Why an attempt counts towards spend but is no trial's result.
+SPEND_ONLY_REASONS = ("interrupted", "left_running", "not_carried", "provider_error", "engine_error")

@@ -219,7 +219,7 @@ def test_every_classification_is_a_reportable_word():
     from itertools import product
 
     from campaign import vocabulary
-    from campaign.agents.record import ERROR_CLASSES
+    from campaign.vocabulary import ERROR_CLASSES
 
     for task in (PLAIN, RECOVERY):
         plan = _plan(task)

@@ -10,9 +10,10 @@ import pytest
 
 from campaign import benchmark
 from campaign.agents.profiles import load_profile
-from campaign.config import VARIANT_PROFILES
+from campaign.vocabulary import VARIANT_PROFILES
 from campaign.errors import UsageProblem
-from campaign.lanes.probe import confirmed_profiles, probe_catalogs
+from campaign.agents.applied import confirmed_profiles
+from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute
 from workspace import run
 

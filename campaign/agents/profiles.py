@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Literal, Mapping, Sequence
 
+from campaign.vocabulary import VARIANTS
 from campaign import inputs
 from campaign.agents.adapters import adapter_names
 from campaign.errors import UsageProblem
@@ -83,7 +84,6 @@ class VariantTreatment:
     home_json: tuple[tuple[str, str], ...] = ()
 
 
-VARIANT_NAMES = ("baseline", "coding")
 
 
 @dataclass(frozen=True)
@@ -237,9 +237,9 @@ def parse_profile(data: Mapping[str, Any], default_name: str) -> AgentProfile:
 def _variants(table: Any, *, allow_runtime_port: bool) -> tuple[tuple[str, VariantTreatment], ...]:
     if not isinstance(table, dict):
         raise ValueError("variants must be a table with [variants.baseline] and/or [variants.coding]")
-    _no_unknown_keys(table, set(VARIANT_NAMES), "variants.")
+    _no_unknown_keys(table, set(VARIANTS), "variants.")
     out = []
-    for name in VARIANT_NAMES:
+    for name in VARIANTS:
         if name not in table:
             continue
         entry = table[name]

@@ -17,21 +17,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Literal, NamedTuple, get_args
+from typing import Any, NamedTuple
 
-# Bounded vocabulary: adapters map every client-specific failure onto one of these,
-# so reports never carry client-authored error text.
-ErrorClass = Literal[
-    "unparseable_output",  # stdout is garbled or truncated: nothing trustworthy in it
-    "empty_output",  # the client printed nothing at all
-    "agent_error",  # the client ran but reported failure (or exited non-zero)
-    "max_turns",  # the client stopped at its own turn limit
-    "permission_denied",  # the client refused tool calls for lack of approval
-]
-ERROR_CLASSES: frozenset[str] = frozenset(get_args(ErrorClass))
+from campaign.vocabulary import ERROR_CLASSES, RECORD_COUNTERS
 
-# The disclosure profiles a variant can ask for; anything else is not a profile.
-DISCLOSURE_PROFILES: frozenset[str] = frozenset({"legacy", "coding"})
+# One of vocabulary.ERROR_CLASSES (checked when a record is made).
+ErrorClass = str
 
 
 class TurnUsage(NamedTuple):
@@ -81,7 +72,7 @@ class AgentRecord:
         # Cheap guards against adapter bugs that would silently corrupt reports.
         if self.error_class is not None and self.error_class not in ERROR_CLASSES:
             raise ValueError(f"unknown error class {self.error_class!r}")
-        for name in _COUNTERS:
+        for name in RECORD_COUNTERS:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ValueError(f"{name} must be a non-negative int or None, got {value!r}")
@@ -89,17 +80,6 @@ class AgentRecord:
             raise ValueError(f"cost_usd must be finite and non-negative, got {self.cost_usd!r}")
 
 
-_COUNTERS = (
-    "completed_turns",
-    "uncached_input_tokens",
-    "cached_input_tokens",
-    "cache_write_tokens",
-    "output_tokens",
-    "tool_calls",
-    "tool_errors",
-    "discovery_failures",
-    "incorrect_tool_calls",
-)
 
 
 def unknown_record(error_class: ErrorClass | None, *, input_includes_cached: bool | None = None) -> AgentRecord:

@@ -15,7 +15,7 @@ from campaign.cli.rerun import program, rerun_command
 from campaign.lanes import options as opt
 from campaign.errors import Interrupted
 from campaign.lanes import multi_provider, nonpaired, paired_live, paired_plan
-from campaign.lanes.continuation import CampaignBlocked
+from campaign.lanes.continuation import REOPEN_ON_RESUME, CampaignBlocked, RunnerBusy
 from campaign.lanes.holders import LeaseHeld
 from campaign.lanes.parallel import WorkerLost
 from campaign.report import write_report
@@ -59,7 +59,7 @@ def _next_steps(exc: Exception) -> str:
     resume, blocked, prog = rerun_command("--resume"), rerun_command("--resume", "--continue-blocked"), shlex.join(program())
     if isinstance(exc, LeaseHeld):
         return exc.describe(rerun=resume, program=prog, continue_blocked=blocked)
-    if isinstance(exc, multi_provider.RunnerBusy):
+    if isinstance(exc, RunnerBusy):
         return exc.describe(rerun=resume)
     return exc.describe(rerun=blocked, program=prog)
 
@@ -71,7 +71,7 @@ def _campaign(options: opt.CodingOptions, db: str | None) -> None:
         # Everything is persisted before this is raised; say how to go on.
         click.echo(f"progress is saved; to continue, run: {rerun_command('--resume')}", err=True)
         raise
-    except (CampaignBlocked, WorkerLost, LeaseHeld, multi_provider.RunnerBusy) as exc:
+    except (CampaignBlocked, WorkerLost, LeaseHeld, RunnerBusy) as exc:
         raise click.ClickException(_next_steps(exc)) from None
 
 
@@ -120,7 +120,7 @@ def _say_why_unfinished(result) -> None:
     left = f"{result.left} trial(s) still scheduled" if result.left else ""
     click.echo(f"unfinished: {'; '.join(x for x in (left, reasons and f'not attempted: {reasons}') if x)}"
                f"{f' (stopped: {result.stop_reason})' if result.stop_reason else ''}", err=True)
-    if result.left or set(result.not_attempted) & set(multi_provider.REOPEN_ON_RESUME):
+    if result.left or set(result.not_attempted) & set(REOPEN_ON_RESUME):
         click.echo(f"to continue{' once the provider recovers' if result.halts else ''}: {rerun_command('--resume')}", err=True)
     else:
         click.echo("the trials left will not run again in this campaign (a resume would not admit them)", err=True)

@@ -11,7 +11,7 @@ from campaign.cli.paths import AgentProfileRef, InputFile, OutputDir
 from campaign.errors import UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes import parallel
-from campaign.lanes.multi_provider import my_identity
+from campaign.lanes.continuation import my_identity
 from campaign.lanes.worker import run_worker
 from campaign.store import leases, repository
 from campaign.store.migrate import open_store

@@ -15,222 +15,42 @@ under it (``workspace_tampered``) or a capture that is not its file
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import sys
 import time
-import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import Engine
 
-from campaign import benchmark, config, isolation, testhooks
+from campaign import benchmark, isolation, testhooks
 from campaign.agents import profiles, seeds
 from campaign.agents.adapters import get_adapter
+from campaign.agents.applied import confirmed_profiles
 from campaign.agents.record import AgentRecord, unknown_record
-from campaign.benchmark import Task
-from campaign.config import VARIANT_PROFILES
-from campaign.providers import Provider, equivalent_spend
 from campaign.errors import Interrupted
 from campaign.lanes import bundles
 from campaign.lanes import wire as lanes_wire
+from campaign.lanes.attempt_plan import AttemptOutcome, AttemptPlan, attempt_status, config_text_digest
 from campaign.lanes.pinned_root import PinnedRoot
-from campaign.lanes.probe import confirmed_profiles
+from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
+from campaign.lanes.verdict import classify, counter_fields, priced, profile_gate, provider_fault_of
 from campaign.profiler import summary as wire_summary
 from campaign.providers import REPLAY
-from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
-from campaign.spend import CLIENT_COST_BASIS, WIRE_COST_BASIS, spend_complete, wire_cost
 from campaign.store import repository
 from campaign.store.models import Trial
-from campaign.supervise import Supervisor, TeardownBudget, TeardownVerdict, critical
+from campaign.supervise import Supervisor, TeardownVerdict, critical
 from campaign.supervise import disposal
 from campaign.supervise.pinned import NotOurs
-from campaign.vocabulary import PROVIDER_FAULTS, VERDICTS
+from campaign.vocabulary import VARIANT_PROFILES
+
+__all__ = ["AttemptOutcome", "AttemptPlan", "classify", "counter_fields", "profile_gate", "run_attempt"]
+
 
 REPLAY_PLACEHOLDER_CREDENTIAL = "replay-placeholder-not-a-credential"
+
+
 NOTHING_SPAWNED = TeardownVerdict(cleanup_complete=True, outcome="clean", containment="pgid-only", survivors=0)
-
-
-@dataclass(frozen=True)
-class AttemptPlan:
-    """Everything that defines one attempt, as plain values."""
-
-    task: Task
-    profile: profiles.AgentProfile
-    model: str
-    seed: int
-    timeout_s: float
-    variant: str | None = None  # None: the nonpaired lane, the agent's own configuration
-    config_text: str | None = None
-    credential_names: tuple[str, ...] = ()
-    launcher: str | None = None
-    python: str = sys.executable
-    # Set when the profile routes through {proxy_url}: the recording proxy runs.
-    wire: lanes_wire.WireRoute | None = None
-    # applied_profile_from = "wire": {variant: catalog digests} the probe measured.
-    expected_catalogs: Mapping[str, list[str]] | None = None
-    # The wire probe's own runs: they measure the catalogs, so there is nothing to confirm yet.
-    probe: bool = False
-    failure_dir: Path | None = None
-    tmp_base: Path | None = None
-    teardown_budget: TeardownBudget = field(default_factory=TeardownBudget)
-    extra_client_args: tuple[str, ...] = ()
-    extra_env: tuple[tuple[str, str], ...] = ()
-    # The provider's list prices, for the "list-price equivalent, not billed" column.
-    provider: Provider | None = None
-
-    @property
-    def profiling(self) -> bool:
-        return self.wire is not None
-
-    @property
-    def expected_profile(self) -> str | None:
-        return VARIANT_PROFILES.get(self.variant) if self.variant else None
-
-
-@dataclass(frozen=True)
-class AttemptOutcome:
-    attempt_id: int
-    outcome: str  # a verdict (passed | failed | timeout), or interrupted | provider_error | engine_error
-    failure_class: str | None
-    verified_pass: bool | None
-    wall_seconds: float | None
-    record: AgentRecord
-    spend_complete: bool
-    cleanup_complete: bool
-    disposal_complete: bool
-    finalization_failed: bool
-    # What stopped an engine_error attempt ("FileNotFoundError: ..."), for the operator; never stored.
-    error: str | None = None
-    # The list-price equivalent of the recorded counters, when the attempt has a provider.
-    equivalent_spend_usd: float | None = None
-    # For a provider_error: what the wire saw the provider do ({fault: requests}).
-    provider_faults: Mapping[str, int] | None = None
-
-    @property
-    def stop_reason(self) -> str | None:
-        """Why later trials must not start (the spec's fail-closed stops), if any."""
-        if not self.cleanup_complete:
-            return "cleanup_unverified"
-        if self.finalization_failed:
-            return "finalization_failed"
-        if not self.disposal_complete:
-            return "disposal_failed"
-        if self.outcome == "engine_error":
-            return "engine_error"
-        return None
-
-
-def attempt_status(outcome: str) -> str:
-    """The row's status for an outcome: a verdict finishes its trial, anything else
-    sends the trial back to the queue (interrupted by the operator, faulted otherwise)."""
-    if outcome in VERDICTS:
-        return "finished"
-    return "interrupted" if outcome == "interrupted" else "faulted"
-
-
-def provider_fault_of(record: AgentRecord) -> str | None:
-    """The fault the recording proxy says ended the attempt (the last model request's)."""
-    value = (record.schema_diagnostics or {}).get("ending_fault")
-    return value if value in PROVIDER_FAULTS else None
-
-
-def config_text_digest(config_text: str | None) -> str | None:
-    return hashlib.sha256(config_text.encode("utf-8")).hexdigest() if config_text is not None else None
-
-
-def resolved_profile(config_path: Path | None) -> str | None:
-    """The disclosure profile the agent will read from its config file, or None."""
-    if config_path is None:
-        return None
-    try:
-        return config.resolved_profile(tomllib.loads(config_path.read_text(encoding="utf-8")))
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-
-
-def profile_gate(plan: AttemptPlan, config_path: Path | None) -> bool:
-    """Before any client call: the config must resolve to the variant's profile, and the
-    agent must be able to report what it applied; otherwise no coding label on legacy."""
-    expected = plan.expected_profile
-    if expected is None:
-        return True
-    if plan.profile.applied_profile_from == "none":
-        return False
-    if plan.profile.applied_profile_from == "wire" and not plan.expected_catalogs and not plan.probe:
-        return False  # nothing to compare the wire with: the variant could never be confirmed
-    return resolved_profile(config_path) == expected
-
-
-def counter_fields(record: AgentRecord) -> dict[str, Any]:
-    """The attempt columns an adapter record fills; None stays None."""
-    return {
-        "completed_turns": record.completed_turns,
-        "uncached_input_tokens": record.uncached_input_tokens,
-        "cached_input_tokens": record.cached_input_tokens,
-        "cache_write_tokens": record.cache_write_tokens,
-        "output_tokens": record.output_tokens,
-        "tool_calls": record.tool_calls,
-        "tool_errors": record.tool_errors,
-        "diagnostic_events_version": record.diagnostic_events_version,
-        "discovery_failures": record.discovery_failures,
-        "incorrect_tool_calls": record.incorrect_tool_calls,
-        "cost_usd": record.cost_usd,
-        "cost_reported": record.cost_reported if record.cost_usd is not None else None,
-        "agent_model": (record.model or None) and record.model[:128],
-        "applied_profiles": None if record.applied_profiles is None else json.dumps(list(record.applied_profiles)),
-        "schema_diagnostics": None if record.schema_diagnostics is None else json.dumps(record.schema_diagnostics, sort_keys=True),
-    }
-
-
-def classify(
-    plan: AttemptPlan,
-    *,
-    gate_ok: bool,
-    boot_ok: bool,
-    client_timed_out: bool,
-    wire_ok: bool = True,
-    output_ok: bool = True,
-    workspace_ok: bool = True,
-    record: AgentRecord,
-    verifier_exit: int | None,
-    verifier_timed_out: bool,
-) -> tuple[str, str | None, bool | None]:
-    """(outcome, failure_class, verified_pass) from what was observed; the words come
-    from campaign.vocabulary, the only ones a report may carry.
-
-    The verifier alone decides whether the code passes; the recovery task also
-    needs an observed failed tool call, and a paired trial needs the applied
-    profile confirmed. A check that never ran leaves verified_pass False, not a pass:
-    nor does one skipped because the client's captures (``output_ok``) or the
-    root's layout (``workspace_ok``) were not what the engine left there.
-    """
-    if not gate_ok:
-        return "failed", "profile_gate", False
-    if not boot_ok:
-        return "failed", "runtime_boot_failed", False
-    if not wire_ok:
-        return "failed", "profiler_unavailable", False
-    if client_timed_out:
-        return "timeout", "timeout", False
-    if not output_ok:
-        return "failed", "unparseable_output", False
-    if not workspace_ok:
-        return "failed", "workspace_tampered", False
-    if verifier_timed_out or verifier_exit is None:
-        return "failed", "verifier_timeout", False
-    if verifier_exit != 0:
-        return "failed", record.error_class or "verifier_failed", False
-    if plan.task.requires_failed_tool_call and not (record.tool_errors or 0) >= 1:
-        return "failed", "no_failed_tool_call", False
-    expected = plan.expected_profile
-    if expected is not None and expected not in (record.applied_profiles or ()):
-        return "failed", "profile_unconfirmed", False
-    return "passed", None, True
 
 
 def _placeholder_values(plan: AttemptPlan, trial: Trial, root: isolation.PrivateRoot, prompt_file: Path, config_path: Path | None) -> dict[str, str]:
@@ -454,23 +274,6 @@ def _with_wire(record: AgentRecord, capture, plan: AttemptPlan) -> AgentRecord:
     return merged
 
 
-def _priced(record: AgentRecord, plan: AttemptPlan, flush_complete: bool | None) -> tuple[AgentRecord, bool, float | None]:
-    """(record with its cost, spend_complete, list-price equivalent). A client that reports
-    no cost (Codex) is costed from the wire's proven usage at the catalog's prices; one
-    that reports its own keeps it, and the wire figure is a cross-check in the diagnostics."""
-    # Cache writes cross no OpenAI-format wire: unknown there, and not billed apart (price 0.0).
-    unbilled = ("cache_write_tokens",) if (record.schema_diagnostics or {}).get("cache_write_observable") is False else ()
-    equivalent = equivalent_spend(record, plan.provider, unbilled=unbilled).usd if plan.provider else None
-    estimated = wire_cost(record, flush_complete=flush_complete, equivalent_usd=equivalent) if plan.profiling else None
-    diagnostics = dict(record.schema_diagnostics or {}) if plan.profiling else None
-    if estimated is not None:
-        record = replace(record, cost_usd=estimated, schema_diagnostics={**diagnostics, "cost_basis": WIRE_COST_BASIS})
-    elif diagnostics is not None and record.cost_usd is not None:
-        record = replace(record, schema_diagnostics={**diagnostics, "cost_basis": CLIENT_COST_BASIS, "wire_cost_usd": equivalent})
-    complete = spend_complete(record, flush_complete=flush_complete, profiling=plan.profiling, wire_costed=estimated is not None)
-    return record, complete, equivalent
-
-
 def _profiling_finalization(plan: AttemptPlan, state: Observed) -> tuple[bool | None, bool]:
     """(flush_complete, finalization_ok) once every member is down.
 
@@ -531,7 +334,7 @@ def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, s
         disposed = disposal.DisposalResult(True, "disposed")
     else:
         disposed = disposal.dispose(root, finalization_ok=finalization_ok, cleanup_complete=verdict.cleanup_complete)
-    record, complete, equivalent = _priced(record, plan, flush_complete)
+    record, complete, equivalent = priced(record, plan, flush_complete)
     repository.finish_attempt(
         engine,
         attempt_id,

@@ -18,6 +18,10 @@ it, wherever the operator is told what to do: in the refusal, and again as
 ``--continue-blocked`` continues (after a kill the operator may rerun that
 command without ever seeing the refusal). A root that is no longer there is
 never claimed as kept.
+
+Resuming, too, lives here (``settle_resume``): the runner lease bound to a
+process's birth, recovery of what a killed runner left running, and which of
+the trials a stop held back a resume tries again.
 """
 
 from __future__ import annotations
@@ -28,12 +32,19 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TextIO
 
 from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 
-from campaign.errors import CampaignError
+from campaign.errors import CampaignError, ConflictError
+from campaign.lanes import holders
+from campaign.lanes.campaign_inputs import CampaignInputs
+from campaign.lanes.campaign_outputs import write_reports
 from campaign.store import repository
+from campaign.store.engine import describe
+from campaign.supervise import critical
+from campaign.supervise.procfs import ProcFS
 
 # A blocking fact -> (the stop reason it records, words), most serious first.
 BLOCKING = (
@@ -146,3 +157,97 @@ def continued(blocked_id: int, reason: str, found: Sequence[Blocker], *, carried
     lines += [b.line() for b in found]
     lines += [k for b in found if (k := b.kept_line())]
     return "\n".join(lines)
+
+
+# --- resuming a campaign ------------------------------------------------------------
+
+
+class ResumeRefused(CampaignError):
+    """Resume would admit work it must not (tampering, unproven cleanup, a changed experiment)."""
+
+
+# Trials a stop left not_attempted that a resume tries again, under the same gates. Not
+# reopened: unproven cleanup, disposal or finalization (they block: continue instead), an
+# attempt that exceeded its ceiling, and a trial whose fault attempts are exhausted.
+REOPEN_ON_RESUME = ("spend_limit", "spend_incomplete", "run_deadline", "max_attempts", "engine_error", "interrupted", "provider_unavailable", "worker_lost", "lease_lost")
+
+
+def blocking_attempts(engine: Engine, campaign_id: int) -> tuple[str | None, list[str]]:
+    """(stop reason, one line per attempt) for finished attempts whose cleanup, disposal or
+    finalization is unproven: while any exists, resume admits nothing."""
+    found = blockers(engine, campaign_id)
+    return first_reason(found), [b.line() for b in found]
+
+
+def recover_orphans(engine: Engine, campaign_id: int, url: URL) -> list[int]:
+    """Run the credential-free recovery on attempts a killed runner left running, then
+    record them interrupted with their finalization incomplete. Returns their ids."""
+    orphans = [a for a in repository.attempts_for(engine, campaign_id) if a.status == "running"]
+    for attempt in orphans:
+        # A stop waits for recovery (bounded): killing it halfway would prove nothing.
+        with critical():
+            run_recovery(url, attempt.id)
+            fresh = repository.get_attempt(engine, attempt.id)
+            repository.finish_attempt(
+                engine,
+                attempt.id,
+                attempt.trial_pk,
+                status="interrupted",
+                outcome="interrupted",
+                failure_class="interrupted",
+                cleanup_complete=fresh.cleanup_complete is True,
+                teardown_outcome=fresh.teardown_outcome or "unverified",
+                disposal_complete=False,
+                finalization_failed=True,
+            )
+    return [a.id for a in orphans]
+
+
+def my_identity(proc: ProcFS | None = None) -> repository.RunnerIdentity:
+    proc = proc or ProcFS()
+    return repository.RunnerIdentity(os.getpid(), proc.start_ticks(os.getpid()), proc.boot_id())
+
+
+class RunnerBusy(ConflictError):
+    """Another live runner holds the campaign; ``describe`` says what to run once it ends."""
+
+    def describe(self, rerun: str = "the same command") -> str:
+        return f"{self.args[0]}\nNext: wait for it to end, then run:\n  {rerun}"
+
+
+def take_lease(engine: Engine, campaign_id: int, me: repository.RunnerIdentity, proc: ProcFS) -> None:
+    holder = repository.campaign_runner(engine, campaign_id)
+    if holder is not None and holders.runner_alive(holder, proc):
+        raise RunnerBusy(f"campaign {campaign_id} is being run by pid {holder.pid}; only one runner at a time, so this one exits without running anything")
+    if not repository.acquire_campaign(engine, campaign_id, me, stale=holder):
+        raise RunnerBusy(f"another runner took campaign {campaign_id} first; this one exits without running anything")
+
+
+def settle_resume(engine, campaign_id: int, inputs: CampaignInputs, me, proc: ProcFS, *, continue_blocked: bool, stream: TextIO | None = None) -> int:
+    """Make a resumed campaign safe to drive: requeue admissions no process ran for,
+    recover what a killed runner left running, and refuse (or, with --continue-blocked
+    and every blocker proven gone, continue in a new campaign) when work is unproven.
+    A campaign that is not blocked is resumed, --continue-blocked or not: continuing the
+    experiment is what was asked. Returns the campaign to drive, with this runner
+    holding its lease."""
+    repository.reset_admitted_without_attempt(engine, campaign_id)
+    recover_orphans(engine, campaign_id, engine.url)
+    found = blockers(engine, campaign_id)
+    reason = first_reason(found)
+    if reason is None:
+        return campaign_id
+    row = repository.get_campaign(engine, campaign_id)
+    if row.state != "stopped" or row.stop_reason != reason:
+        repository.close_campaign(engine, campaign_id, reason, state="stopped")
+    reports = write_reports(engine, campaign_id, inputs)
+    carried = repository.carryable_trials(engine, campaign_id)
+    if continue_blocked:
+        found = prove_gone(engine, found)
+        if all(b.proven_gone for b in found):
+            if stream is not None:  # before the continuation exists: a kill right after still named the evidence
+                print(continued(campaign_id, reason, found, carried=len(carried)), file=stream, flush=True)
+            successor = repository.create_continuation(engine, campaign_id, carried)
+            repository.release_campaign(engine, campaign_id, me)
+            take_lease(engine, successor, me, proc)
+            return successor
+    raise CampaignBlocked(campaign_id, reason, found, carried=len(carried), db=describe(engine.url), reports=[str(r) for r in reports])

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from campaign.vocabulary import WIRE_COUNTERS
 from campaign import benchmark
 from campaign.agents import seeds
 from campaign.agents.profiles import load_profile
@@ -126,11 +127,7 @@ _TRIAL_FIELDS = (
     "failure_class",
     "verified_pass",
     "wall_seconds",
-    "completed_turns",
-    "uncached_input_tokens",
-    "cached_input_tokens",
-    "cache_write_tokens",
-    "output_tokens",
+    *WIRE_COUNTERS,
     "tool_calls",
     "tool_errors",
     "cost_usd",

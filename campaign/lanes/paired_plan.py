@@ -59,7 +59,8 @@ from campaign.plan import (
     stage_atomic,
     template_document,
 )
-from campaign.schedule import VARIANTS, ScheduledTrial, build_schedule
+from campaign.schedule import ScheduledTrial, build_schedule
+from campaign.vocabulary import VARIANTS
 from campaign.store import repository
 from campaign.store.engine import DB_ENV, default_db_path, describe
 from campaign.store.migrate import open_store

@@ -35,6 +35,8 @@ from sqlalchemy import Engine
 from campaign.errors import CampaignError, Interrupted, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes import holders, worker
+from campaign.lanes.campaign_inputs import experiment, mismatched_fields, validate
+from campaign.lanes.campaign_outputs import build_result, close_run, open_progress, write_reports
 from campaign.progress import TrialsNotAttempted
 from campaign.providers import load_catalog
 from campaign.store import leases, repository
@@ -101,15 +103,13 @@ def experiment_options(stored: Mapping[str, Any], given: opt.CodingOptions, cata
 
 def worker_inputs(engine: Engine, campaign_id: int, given: opt.CodingOptions, environ: Mapping[str, str]):
     """The campaign's inputs rebuilt from its stored experiment, refused when they differ."""
-    from campaign.lanes import multi_provider  # the lane that owns validation imports this module
-
     row = repository.get_campaign(engine, campaign_id)
     if row is None or row.kind != "campaign":
         raise UsageProblem(f"no campaign {campaign_id} (of kind campaign) in this store", option="--campaign-id")
     stored = json.loads(row.experiment_json)
     options = experiment_options(stored, given, load_catalog(given.providers_catalog))
-    inputs = multi_provider.validate(options, engine.url.render_as_string(hide_password=False), options.providers_catalog, environ, stored=stored)
-    differing = multi_provider.mismatched_fields(stored, multi_provider.experiment(inputs))
+    inputs = validate(options, engine.url.render_as_string(hide_password=False), options.providers_catalog, environ, stored=stored)
+    differing = mismatched_fields(stored, experiment(inputs))
     if differing:
         raise UsageProblem(
             f"this worker would run a different experiment ({', '.join(differing)}); give it the campaign's own --agent, --config and --providers-catalog",
@@ -131,11 +131,9 @@ def worker_argv(db: str, campaign_id: int, opts: opt.CodingOptions) -> list[str]
 
 def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.CodingOptions, *, stream: TextIO | None, caps, timer: Callable[[], float] = time.monotonic):
     """Start the local workers, follow them through the store, close the campaign."""
-    from campaign.lanes import multi_provider  # the lane that owns reports imports this module
-
     repository.set_campaign_state(engine, campaign_id, expected=("running", "interrupted", "stopped", "completed"), state="running")
     trials = repository.trials_in_order(engine, campaign_id)
-    progress = multi_provider._progress(engine, campaign_id, inputs, trials, stream, caps)
+    progress = open_progress(engine, campaign_id, inputs, trials, stream, caps)
     seen = {a.id for a in repository.attempts_for(engine, campaign_id)}
     before = set(seen)
     skipped = {t.id for t in trials if t.status == "not_attempted"}
@@ -173,7 +171,7 @@ def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.Cod
             while not _settled(engine, campaign_id, procs, started_at) and time.monotonic() < deadline:
                 time.sleep(POLL_SECONDS)
             if _settled(engine, campaign_id, procs, started_at):
-                multi_provider.write_reports(engine, campaign_id, inputs)
+                write_reports(engine, campaign_id, inputs)
             if progress:
                 progress.close()
         raise
@@ -189,9 +187,9 @@ def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.Cod
         repository.close_campaign(engine, campaign_id, stop_reason, state="stopped")
     else:
         # Completed, or stopped: halted providers' trials wait for a resume, others have a reason.
-        multi_provider.close_run(engine, campaign_id, None, ran_now=True)
+        close_run(engine, campaign_id, None, ran_now=True)
     attempted = len({a.id for a in repository.attempts_for(engine, campaign_id) if a.status != "running"} - before)
-    result = multi_provider._result(engine, campaign_id, inputs, schedule, attempted, stop_reason, caps)
+    result = build_result(engine, campaign_id, inputs, schedule, attempted, stop_reason, caps)
     if halted:
         from campaign.store.engine import describe
 

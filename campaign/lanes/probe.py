@@ -19,13 +19,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from campaign import benchmark
 from campaign.agents import seeds
-from campaign.agents.profiles import AgentProfile
+from campaign.agents.client_version import read_client_version
+from campaign.agents.profiles import AgentProfile, load_profile
 from campaign.benchmark import Task
 from campaign.config import parse_base_config, render_variant
 from campaign.errors import CampaignError, UsageProblem
-from campaign.lanes.wire import WireRoute
-from campaign.providers import REPLAY
+from campaign.lanes import options as opt
+from campaign.lanes.attempt import AttemptPlan, run_attempt
+from campaign.lanes.wire import WireRoute, resolve_route
+from campaign.providers import REPLAY, load_catalog, provider_for_route
 from campaign.schedule import build_schedule
 from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
@@ -62,8 +66,6 @@ def probe_catalogs(
 
 def measure(profile: AgentProfile, *, model: str, task: Task, route: WireRoute, runner_python: str, timeout_s: float = PROBE_TIMEOUT_S) -> dict[str, dict]:
     """{variant: the wire diagnostics of its replayed run}; ProbeFailed when a variant shows no catalog."""
-    from campaign.lanes.attempt import AttemptPlan, run_attempt  # attempt imports this package's siblings
-
     replayed = WireRoute(upstream=REPLAY, profile_python=route.profile_python, tokenizer_cache=route.tokenizer_cache)
     base = parse_base_config(b"", "the probe's empty base config")
     found: dict[str, dict] = {}
@@ -95,20 +97,6 @@ def measure(profile: AgentProfile, *, model: str, task: Task, route: WireRoute, 
     return found
 
 
-def confirmed_profiles(catalog_digests: list[str] | None, expected: Mapping[str, list[str]], variant_profiles: Mapping[str, str]) -> tuple[str, ...] | None:
-    """The disclosure profiles the wire confirms: one per observed catalog that a variant's
-    probe produced. Any catalog no variant produced confirms nothing (an empty tuple)."""
-    if not catalog_digests:
-        return None
-    applied: list[str] = []
-    for digest in catalog_digests:
-        owners = [variant for variant, digests in expected.items() if digest in digests]
-        if len(owners) != 1:
-            return ()
-        profile = variant_profiles[owners[0]]
-        if profile not in applied:
-            applied.append(profile)
-    return tuple(applied)
 
 
 @dataclass(frozen=True)
@@ -121,13 +109,6 @@ class ProbeReport:
 
 def run_probe(agent: str, model: str, task_name: str, environ: Mapping[str, str]) -> ProbeReport:
     """`campaign probe`: load the profile, check its wire, measure each variant's catalog."""
-    from campaign import benchmark
-    from campaign.agents.client_version import read_client_version
-    from campaign.agents.profiles import load_profile
-    from campaign.lanes import options as opt
-    from campaign.lanes.wire import resolve_route
-    from campaign.providers import load_catalog, provider_for_route
-
     profile = load_profile(agent)
     route = opt.parse_model(model)
     task = benchmark.get_task(task_name)

@@ -20,13 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from campaign.vocabulary import WIRE_COUNTERS
 from campaign.agents.record import AgentRecord, TurnUsage
 from campaign.profiler import faults
 from campaign.profiler.capture import Capture
 
-WIRE_COUNTERS = ("completed_turns", "uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
-# What wire_adapter_disagreements may name: the counters, and failed tool calls.
-DISAGREEMENT_COUNTERS = (*WIRE_COUNTERS, "tool_errors")
 _USAGE_KEYS = {"uncached_input_tokens": "uncached_input", "cached_input_tokens": "cached_input", "cache_write_tokens": "cache_write", "output_tokens": "output"}
 
 

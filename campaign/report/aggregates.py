@@ -36,28 +36,16 @@ from typing import Any
 
 from sqlalchemy import Connection, Float, and_, case, cast, func, null, or_, select
 
+from campaign.vocabulary import BASELINE, CODING, DIAGNOSTIC_COUNTERS, MISSING_COUNTERS
 from campaign.store import money
 from campaign.store.models import Attempt, Trial
 
 attempts = Attempt.__table__
 trials = Trial.__table__
 
-BASELINE, CODING = "baseline", "coding"
-
-# Counters whose NULLs the report counts per variant ("what is missing").
-MISSING_COUNTERS = (
-    "wall_seconds",
-    "completed_turns",
-    "uncached_input_tokens",
-    "cached_input_tokens",
-    "cache_write_tokens",
-    "output_tokens",
-    "tool_errors",
-    "cost_usd",
-    "verified_pass",
-)
-# Bridge diagnostics count only with the diagnostic version marker.
-DIAGNOSTIC_COUNTERS = ("discovery_failures", "incorrect_tool_calls")
+# Values whose NULLs the report counts per variant ("what is missing"); the bridge
+# diagnostics count apart, only with the diagnostic version marker.
+_PLAIN_MISSING = tuple(name for name in MISSING_COUNTERS if name not in DIAGNOSTIC_COUNTERS)
 
 # The trial row whose attempts a trial reads: its own, or, for a trial a
 # continuation carried over, the earlier campaign's trial holding its result.
@@ -149,7 +137,7 @@ class VariantRow:
 def variant_rows(conn: Connection, scope: Scope) -> list[VariantRow]:
     """One row per variant that has at least one result attempt."""
     c = attempts.c
-    missing_cols = [_count_if(getattr(c, name).is_(None)).label(f"missing_{name}") for name in MISSING_COUNTERS]
+    missing_cols = [_count_if(getattr(c, name).is_(None)).label(f"missing_{name}") for name in _PLAIN_MISSING]
     missing_cols += [
         _count_if(or_(c.diagnostic_events_version.is_(None), getattr(c, name).is_(None))).label(f"missing_{name}") for name in DIAGNOSTIC_COUNTERS
     ]
@@ -179,7 +167,7 @@ def variant_rows(conn: Connection, scope: Scope) -> list[VariantRow]:
             with_wall=int(row["with_wall"]),
             recoveries=int(row["recoveries"]),
             recoveries_known=int(row["recoveries_known"]),
-            missing={name: int(row[f"missing_{name}"]) for name in MISSING_COUNTERS + DIAGNOSTIC_COUNTERS},
+            missing={name: int(row[f"missing_{name}"]) for name in _PLAIN_MISSING + DIAGNOSTIC_COUNTERS},
         )
         for row in conn.execute(stmt).mappings()
     ]

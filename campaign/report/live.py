@@ -28,6 +28,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
+from campaign.vocabulary import VARIANT_PROFILES
 from campaign import __version__
 from campaign.bulk import collector_paused
 from campaign.errors import CampaignError, UsageProblem
@@ -49,7 +50,6 @@ from campaign.store.models import Campaign
 
 KIND = "live_agentic_coding_paired"
 SCHEMA_VERSION = 3
-EXPECTED_PROFILE = {"baseline": "legacy", "coding": "coding"}
 ALWAYS_UNCONTROLLED = ("provider_cache_state", "provider_queue", "provider_load", "pricing_drift", "route_drift", "os_scheduling")
 
 
@@ -687,7 +687,7 @@ def _profile_matches(text: str | None, variant: str) -> bool | None:
     profiles = _parsed_profiles(text) if text and isinstance(text, str) else None
     if profiles is None:
         return None
-    expected = EXPECTED_PROFILE.get(variant)
+    expected = VARIANT_PROFILES.get(variant)
     return bool(profiles) and all(p == expected for p in profiles)
 
 

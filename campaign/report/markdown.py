@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from campaign.vocabulary import PROVIDER_FAULT_WORDS
+from campaign.vocabulary import COUNTER_WORDS, PROVIDER_FAULT_WORDS
 
 _BASIS = {
     "synthetic_figures": "the figures are synthetic (offline agent), so they say nothing about any model",
@@ -37,19 +37,6 @@ _FACTORS = {
         "the provider's actual effort is not observed."
     ),
     "reasoning_configured_not_verified": "Reasoning: the experiment records a reasoning setting; the provider's actual effort is not observed.",
-}
-_COUNTER_LABELS = {
-    "verified_pass": "verified outcome",
-    "wall_seconds": "wall seconds",
-    "completed_turns": "completed parent turns",
-    "uncached_input_tokens": "uncached input tokens",
-    "cached_input_tokens": "cached input tokens",
-    "cache_write_tokens": "cache-write tokens",
-    "output_tokens": "output tokens",
-    "tool_errors": "tool errors",
-    "discovery_failures": "discovery failures (needs the diagnostic version marker)",
-    "incorrect_tool_calls": "incorrect tool calls (needs the diagnostic version marker)",
-    "cost_usd": "cost",
 }
 
 
@@ -324,7 +311,7 @@ def _missing_section(report: dict[str, Any]) -> list[str]:
         missing = v["missing"] or {}
         if missing:
             any_missing = True
-            counts = "; ".join(f"{_COUNTER_LABELS.get(name, name)} {count}" for name, count in missing.items())
+            counts = "; ".join(f"{COUNTER_WORDS.get(name, name)} {count}" for name, count in missing.items())
             lines.append(f"- {v['variant']}, attempts (of {v['attempts']}) with the value unknown, recorded as null and never 0: {counts}.")
         if v["spend_attempts"] and not v["spend_complete"]:
             any_missing = True

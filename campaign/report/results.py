@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from campaign.vocabulary import RECORD_COUNTERS
 from campaign.report.aggregates import SCOPE_TRIAL_NAMES
 from campaign.store.chain import COLUMN, RAW_COLUMNS
 
@@ -31,9 +32,8 @@ BOOLEANS = ("verified_pass", "cost_reported", "spend_complete", "flush_complete"
 # The fields whose values are an attempt's stored numbers and booleans (or computed from
 # them): once its chain verified, each holds what the engine wrote, of the right type.
 TRUSTED = (
-    "attempt_seq", "interrupted_attempts", "carried", "verified_pass", "verifier_exit_code", "wall_seconds", "completed_turns",
-    "uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "tool_calls", "tool_errors",
-    "diagnostic_events_version", "discovery_failures", "incorrect_tool_calls", "tool_error_recoveries", "cost_usd", "cost_reported",
+    "attempt_seq", "interrupted_attempts", "carried", "verified_pass", "verifier_exit_code", "wall_seconds", *RECORD_COUNTERS,
+    "diagnostic_events_version", "tool_error_recoveries", "cost_usd", "cost_reported",
     "spend_complete", "flush_complete", "equivalent_spend_usd", "cleanup_complete", "disposal_complete", "finalization_failed",
 )  # fmt: skip
 

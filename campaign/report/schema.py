@@ -35,32 +35,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from campaign import vocabulary
-from campaign.profiler.summary import DISAGREEMENT_COUNTERS
-from campaign.supervise import teardown
 
 UNLISTED = "unlisted"
 
 # --- code-authored vocabularies ---------------------------------------------------
 
-VARIANTS = ("baseline", "coding")
-DISCLOSURE_PROFILES = ("legacy", "coding")
-CAMPAIGN_KINDS = ("paired", "campaign", "nonpaired")
-CAMPAIGN_STATES = ("planned", "running", "stopped", "completed", "interrupted")
-TRIAL_STATUSES = ("scheduled", "admitted", "finished", "not_attempted")
-ATTEMPT_STATUSES = ("running", "finished", "interrupted", "faulted")
-AGENTS = ("offline", "offline-wire", "claude-code", "codex", "gemini", "opencode", "generic", "mini-swe-agent", "custom")
-
-# Bounded vocabularies come from the engine itself, so the lanes and the
-# allowlist cannot drift apart.
+# The engine's bounded words come from campaign.vocabulary, so the lanes, the store
+# and the allowlist cannot drift apart; the report authors only the words below.
+VARIANTS = vocabulary.VARIANTS
+DISCLOSURE_PROFILES = vocabulary.DISCLOSURE_PROFILES
+CAMPAIGN_KINDS = vocabulary.CAMPAIGN_KINDS
+CAMPAIGN_STATES = vocabulary.CAMPAIGN_STATES
+TRIAL_STATUSES = vocabulary.TRIAL_STATUSES
+ATTEMPT_STATUSES = vocabulary.ATTEMPT_STATUSES
+AGENTS = (*vocabulary.BUILTIN_AGENTS, "custom")
 OUTCOMES = vocabulary.OUTCOMES
 FAILURE_CLASSES = vocabulary.FAILURE_CLASSES
-TEARDOWN_OUTCOMES = teardown.OUTCOMES
-CONTAINMENT = teardown.CONTAINMENTS
+TEARDOWN_OUTCOMES = vocabulary.TEARDOWN_OUTCOMES
+CONTAINMENT = vocabulary.CONTAINMENTS
 STOP_REASONS = vocabulary.STOP_REASONS
-# Why a scheduled trial has no attempt: the stop reasons, plus the report's own.
-NOT_ATTEMPTED_REASONS = STOP_REASONS + ("not_reached", "admitted_without_attempt", "campaign_stopped")
-# Why an attempt counts towards spend but is no trial's result.
-SPEND_ONLY_REASONS = ("interrupted", "left_running", "not_carried", "provider_error", "engine_error")
+NOT_ATTEMPTED_REASONS = vocabulary.NOT_ATTEMPTED_REASONS
+SPEND_ONLY_REASONS = vocabulary.SPEND_ONLY_REASONS
 # The basis of an equivalent-spend figure (providers catalog ``basis``, as an id).
 PRICE_BASES = ("public_list_price", "synthetic")
 EQUIVALENT_LABELS = ("list-price equivalent, not billed", "synthetic-price equivalent, not billed")
@@ -587,12 +582,12 @@ SCHEMA_DIAGNOSTICS = Obj(
         "provider_faults": Map(Enum(vocabulary.PROVIDER_FAULTS), Int(), max_items=16),
         "ending_fault": Enum(vocabulary.PROVIDER_FAULTS),
         # Whose figure cost_usd is: the client's, or wire usage x catalog prices (an estimate).
-        "cost_basis": Enum(("client_reported", "wire_usage_x_catalog_price")),
+        "cost_basis": Enum(vocabulary.COST_BASES),
         "wire_cost_usd": Num(),
         "cache_write_observable": Bool(),
         "catalog_tool_counts": Map(Sha256(), Int(), max_items=64),
         "catalog_schema_tokens": Map(Sha256(), Int(), max_items=64),
-        "wire_adapter_disagreements": Map(Enum(DISAGREEMENT_COUNTERS), Obj({"wire": Int(), "adapter": Int()}), max_items=8),
+        "wire_adapter_disagreements": Map(Enum(vocabulary.DISAGREEMENT_COUNTERS), Obj({"wire": Int(), "adapter": Int()}), max_items=8),
         # One measurement per disclosure application the runtime reported.
         "disclosure_measurements": List(
             Obj(
@@ -704,19 +699,6 @@ SPEND_ONLY_ATTEMPT = Obj(
     }
 )
 
-_COUNTER_NAMES = (
-    "wall_seconds",
-    "completed_turns",
-    "uncached_input_tokens",
-    "cached_input_tokens",
-    "cache_write_tokens",
-    "output_tokens",
-    "tool_errors",
-    "discovery_failures",
-    "incorrect_tool_calls",
-    "cost_usd",
-    "verified_pass",
-)
 
 VARIANT = Obj(
     {
@@ -748,7 +730,7 @@ VARIANT = Obj(
         "wall_seconds_measured": Int(),
         "tool_error_recoveries": Int(),
         "tool_error_recoveries_known": Int(),
-        "missing": Map(Enum(_COUNTER_NAMES), Int()),
+        "missing": Map(Enum(vocabulary.MISSING_COUNTERS), Int()),
     }
 )
 

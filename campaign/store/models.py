@@ -13,15 +13,7 @@ from sqlalchemy import Boolean, CheckConstraint, Float, ForeignKey, Index, Integ
 from sqlalchemy.orm import Mapped, mapped_column
 
 from campaign.store.base import Base, BigInt, intpk, str64, str128
-
-CAMPAIGN_KINDS = ("paired", "campaign", "nonpaired")
-CAMPAIGN_STATES = ("planned", "running", "stopped", "completed", "interrupted")
-TRIAL_STATUSES = ("scheduled", "admitted", "finished", "not_attempted")
-# finished: the attempt has a verdict. interrupted (the operator stopped it) and
-# faulted (the provider or the engine ended it) carry none: their trial goes back
-# to the queue and gets a fresh attempt.
-ATTEMPT_STATUSES = ("running", "finished", "interrupted", "faulted")
-LEDGER_ROLES = ("runtime", "client", "verifier", "fixture", "descendant", "profiler", "provider")
+from campaign.vocabulary import ATTEMPT_STATUSES, CAMPAIGN_KINDS, CAMPAIGN_STATES, LEDGER_ROLES, TRIAL_STATUSES
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> str:

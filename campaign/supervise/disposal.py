@@ -28,6 +28,7 @@ import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from campaign.vocabulary import DISPOSAL_REASONS
 from campaign.isolation import PrivateRoot
 from campaign.supervise import pinned
 from campaign.supervise.procfs import IS_LINUX
@@ -35,7 +36,7 @@ from campaign.supervise.procfs import IS_LINUX
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-REASONS = ("disposed", "finalization_failed", "cleanup_unverified", "root_missing", "root_replaced", "other_filesystem", "mount_point", "unremovable")
+REASONS = DISPOSAL_REASONS
 _DIR_FLAGS = pinned.DIR_FLAGS
 
 

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from sqlalchemy import Engine
 
+from campaign.vocabulary import LEDGER_ROLES
 from campaign import testhooks
 from campaign.errors import CampaignError
 from campaign.isolation import PrivateRoot
@@ -51,7 +52,8 @@ from campaign.supervise.teardown import CleanupLog, RunResult, TeardownBudget, T
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
-ROLES = ("runtime", "client", "verifier", "fixture", "profiler", "provider")
+# Roles a process is started in; "descendant" is only ever found, never started.
+ROLES = tuple(role for role in LEDGER_ROLES if role != "descendant")
 RECOVERY_ENV = ("PATH", "LANG", "LC_ALL")
 
 

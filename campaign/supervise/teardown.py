@@ -16,20 +16,11 @@ import stat
 from dataclasses import dataclass, field
 
 from campaign.isolation import PrivateRoot
+from campaign.vocabulary import TEARDOWN_OUTCOMES, TEARDOWN_REASONS
 
-OUTCOMES = ("clean", "forced", "recovered", "unverified")
-CONTAINMENTS = ("cgroup2", "subreaper-pidfd", "pgid-only")
-# Bounded reasons a teardown could not prove cleanup (safe for reports).
-REASONS = (
-    "survivors",
-    "ledger_missing",
-    "ledger_unreadable",
-    "recovery_failed",
-    "recovery_timeout",
-    "cgroup_busy",
-    "unprovable_member",
-    "platform_unverifiable",
-)
+# The bounded words of a teardown verdict (one source: campaign.vocabulary).
+OUTCOMES = TEARDOWN_OUTCOMES
+REASONS = TEARDOWN_REASONS
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from campaign.vocabulary import COUNTER_WORDS
 from campaign.view.source import SpendCaps
 
 # Why a report figure is null, in words (keys: schema.NULL_REASONS).
@@ -56,19 +57,6 @@ NOT_ATTEMPTED_WORDS = {
     "fault_attempts_exhausted": "its attempts ended on provider errors too many times",
     "worker_lost": "a worker was lost",
     "lease_lost": "the runner's lease was lost",
-}
-COUNTER_WORDS = {
-    "verified_pass": "verified outcome",
-    "wall_seconds": "wall seconds",
-    "completed_turns": "completed turns",
-    "uncached_input_tokens": "uncached input tokens",
-    "cached_input_tokens": "cached input tokens",
-    "cache_write_tokens": "cache-write tokens",
-    "output_tokens": "output tokens",
-    "tool_errors": "tool errors",
-    "discovery_failures": "discovery failures",
-    "incorrect_tool_calls": "incorrect tool calls",
-    "cost_usd": "cost",
 }
 # The trial table's counter columns, in order: (report key, header).
 TRIAL_COUNTERS = (

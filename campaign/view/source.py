@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import Engine, case, func, select
 
 from campaign.errors import SchemaAhead, SchemaBehind, StoreError, UsageProblem
-from campaign.lanes.multi_provider import STORE_NAME
+from campaign.store import STORE_NAME
 from campaign.report.integrity import Integrity
 from campaign.report.schema import CAMPAIGN_KINDS, CAMPAIGN_STATES, STOP_REASONS, TOKEN_RE, enum_or_unlisted
 from campaign.store import chain, repository

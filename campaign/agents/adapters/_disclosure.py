@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from campaign.agents.adapters._read import count, one_of, text
-from campaign.agents.record import DISCLOSURE_PROFILES
+from campaign.vocabulary import DISCLOSURE_PROFILES
 
 KNOWN_DIAGNOSTIC_VERSIONS = frozenset({1})
 INCORRECT_REJECTIONS = frozenset({"unknown_tool", "invalid_arguments", "invalid_request"})

@@ -44,18 +44,12 @@ from typing import Any
 from campaign.agents.adapters import Adapter
 from campaign.agents.adapters._disclosure import profile_name, read_disclosure
 from campaign.agents.adapters._read import count, get, load_json, load_lines, money, one_of, plain_json, text, total
-from campaign.agents.record import (
-    ERROR_CLASSES,
-    AgentRecord,
-    ErrorClass,
-    TurnUsage,
-    unknown_record,
-    with_error,
-)
+from campaign.agents.record import AgentRecord, ErrorClass, TurnUsage, unknown_record, with_error
+from campaign.vocabulary import ERROR_CLASSES
 
 FORMAT_VERSION = 1
 _USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
-_RESULT_ERRORS = ERROR_CLASSES - {"unparseable_output", "empty_output"}
+_RESULT_ERRORS = frozenset(ERROR_CLASSES) - {"unparseable_output", "empty_output"}
 _TOOL_STATUSES = frozenset({"ok", "error", "cancelled"})
 
 

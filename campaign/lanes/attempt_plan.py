@@ -1,0 +1,100 @@
+"""One attempt as plain values: what defines it (``AttemptPlan``) and what it came to
+(``AttemptOutcome``), and the row status each outcome gives its trial."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from campaign.agents.profiles import AgentProfile
+from campaign.agents.record import AgentRecord
+from campaign.benchmark import Task
+from campaign.lanes.wire import WireRoute
+from campaign.providers import Provider
+from campaign.supervise.teardown import TeardownBudget
+from campaign.vocabulary import VARIANT_PROFILES, VERDICTS
+
+
+@dataclass(frozen=True)
+class AttemptPlan:
+    """Everything that defines one attempt, as plain values."""
+
+    task: Task
+    profile: AgentProfile
+    model: str
+    seed: int
+    timeout_s: float
+    variant: str | None = None  # None: the nonpaired lane, the agent's own configuration
+    config_text: str | None = None
+    credential_names: tuple[str, ...] = ()
+    launcher: str | None = None
+    python: str = sys.executable
+    # Set when the profile routes through {proxy_url}: the recording proxy runs.
+    wire: WireRoute | None = None
+    # applied_profile_from = "wire": {variant: catalog digests} the probe measured.
+    expected_catalogs: Mapping[str, list[str]] | None = None
+    # The wire probe's own runs: they measure the catalogs, so there is nothing to confirm yet.
+    probe: bool = False
+    failure_dir: Path | None = None
+    tmp_base: Path | None = None
+    teardown_budget: TeardownBudget = field(default_factory=TeardownBudget)
+    extra_client_args: tuple[str, ...] = ()
+    extra_env: tuple[tuple[str, str], ...] = ()
+    # The provider's list prices, for the "list-price equivalent, not billed" column.
+    provider: Provider | None = None
+
+    @property
+    def profiling(self) -> bool:
+        return self.wire is not None
+
+    @property
+    def expected_profile(self) -> str | None:
+        return VARIANT_PROFILES.get(self.variant) if self.variant else None
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    attempt_id: int
+    outcome: str  # a verdict (passed | failed | timeout), or interrupted | provider_error | engine_error
+    failure_class: str | None
+    verified_pass: bool | None
+    wall_seconds: float | None
+    record: AgentRecord
+    spend_complete: bool
+    cleanup_complete: bool
+    disposal_complete: bool
+    finalization_failed: bool
+    # What stopped an engine_error attempt ("FileNotFoundError: ..."), for the operator; never stored.
+    error: str | None = None
+    # The list-price equivalent of the recorded counters, when the attempt has a provider.
+    equivalent_spend_usd: float | None = None
+    # For a provider_error: what the wire saw the provider do ({fault: requests}).
+    provider_faults: Mapping[str, int] | None = None
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why later trials must not start (the spec's fail-closed stops), if any."""
+        if not self.cleanup_complete:
+            return "cleanup_unverified"
+        if self.finalization_failed:
+            return "finalization_failed"
+        if not self.disposal_complete:
+            return "disposal_failed"
+        if self.outcome == "engine_error":
+            return "engine_error"
+        return None
+
+
+def attempt_status(outcome: str) -> str:
+    """The row's status for an outcome: a verdict finishes its trial, anything else
+    sends the trial back to the queue (interrupted by the operator, faulted otherwise)."""
+    if outcome in VERDICTS:
+        return "finished"
+    return "interrupted" if outcome == "interrupted" else "faulted"
+
+
+def config_text_digest(config_text: str | None) -> str | None:
+    return hashlib.sha256(config_text.encode("utf-8")).hexdigest() if config_text is not None else None

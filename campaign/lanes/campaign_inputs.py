@@ -1,0 +1,248 @@
+"""A campaign's inputs: the options checked, the providers, profiles and probes resolved,
+and the experiment they define (what a resume or a worker must reproduce).
+
+``validate`` reads and checks, never writes: every refusal is a UsageProblem naming
+the option, before any store row or process exists. ``experiment`` is the identity
+a resume compares field by field (``mismatched_fields`` names what changed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from campaign import benchmark
+from campaign.agents import seeds
+from campaign.agents.client_version import read_client_version
+from campaign.agents.profiles import AgentProfile, load_profile, profile_identity, uses_wire
+from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_variant
+from campaign.errors import UsageProblem
+from campaign.lanes import options as opt
+from campaign.lanes.probe import probe_catalogs
+from campaign.lanes.wire import WireRoute, resolve_route
+from campaign.plan import canonical_digest
+from campaign.providers import REPLAY, Catalog, Provider, load_catalog, resolve_providers
+from campaign.schedule import build_schedule
+from campaign.store import STORE_NAME, repository
+from campaign.store.migrate import open_store
+from campaign.vocabulary import VARIANTS
+
+
+@dataclass(frozen=True)
+class CampaignInputs:
+    output_dir: Path
+    db: str
+    catalog: Catalog
+    providers: tuple[Provider, ...]
+    profiles: Mapping[str, AgentProfile]
+    tasks: tuple[benchmark.Task, ...]
+    variants: tuple[str, ...]
+    repetitions: int
+    seed: int
+    timeout: int
+    base_config: BaseConfig
+    configs: Mapping[str, VariantConfig]
+    control_plane_port: int | None
+    failure_dir: Path | None
+    # Per provider: the recording proxy's route when its agent talks through {proxy_url}.
+    wires: Mapping[str, WireRoute | None] = dataclasses.field(default_factory=dict)
+    # Per provider: the installed client's version, and for "wire" profiles the probe's catalogs.
+    client_versions: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
+    wire_catalogs: Mapping[str, dict[str, list[str]] | None] = dataclasses.field(default_factory=dict)
+    # --rehearse: every upstream is the replay provider, every price synthetic.
+    rehearsal: bool = False
+
+
+def parse_variants(value: str | None) -> tuple[str, ...]:
+    names = tuple(v.strip() for v in (",".join(VARIANTS) if value is None else value).split(","))
+    if sorted(names) != sorted(VARIANTS):
+        raise UsageProblem(f"only baseline,coding is supported, got {value!r}", option="--variants")
+    return names
+
+
+def with_model(providers: tuple[Provider, ...], model: str | None) -> tuple[Provider, ...]:
+    """``--model`` replaces the catalog's default model of the one provider selected (for
+    example to rehearse a live model's exact catalog against the replay provider)."""
+    if model is None:
+        return providers
+    route = opt.parse_model(model)
+    if len(providers) != 1:
+        raise UsageProblem("--model applies to a campaign of one provider; with several, each takes its model from the providers catalog", option="--model")
+    (provider,) = providers
+    if route.provider != provider.route:
+        raise UsageProblem(f"the route must be {provider.route}:MODEL for provider {provider.name}, got {model}", option="--model")
+    return (dataclasses.replace(provider, default_model=route.model),)
+
+
+def _probed(profile: AgentProfile, provider: Provider, wire: WireRoute | None, version: str | None, task: benchmark.Task, stored: Mapping[str, Any] | None, probe: bool) -> dict[str, list[str]] | None:
+    """A wire profile's per-variant catalogs: the stored campaign's when it has them (a
+    resume or a worker never probes again), else measured now by the probe. A client
+    whose version changed since is a different experiment: refused, naming the field."""
+    if profile.applied_profile_from != "wire" or wire is None:
+        return None
+    before = next((p for p in (stored or {}).get("providers", []) if p.get("name") == provider.name), None)
+    if before is not None and before.get("wire_catalogs"):
+        if before.get("client_version") != version:
+            raise UsageProblem(
+                f"providers[{provider.name}].client_version: the campaign was run with {before.get('client_version')!r}, the installed client is {version!r}; "
+                "a different client is a different experiment: reinstall that version, or start a new --output-dir",
+                option="--resume",
+            )
+        return before["wire_catalogs"]
+    if not probe:
+        return None
+    return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable)
+
+
+def rehearsed(providers: tuple[Provider, ...], profiles: Mapping[str, AgentProfile]) -> tuple[Provider, ...]:
+    """``--rehearse``: the same providers, agents, models and tasks, each upstream the replay
+    provider and each price synthetic, and no credential to read. A paid client that does
+    not reach its model through the recording proxy cannot be pointed at the replay: refused."""
+    out = []
+    for provider in providers:
+        profile = profiles[provider.name]
+        if profile.paid and not uses_wire(profile):
+            raise UsageProblem(
+                f"the {profile.name} agent of provider {provider.name} does not reach its model through {{proxy_url}}, "
+                "so its calls cannot be sent to the replay provider; a rehearsal would spend",
+                option="--rehearse",
+            )
+        out.append(dataclasses.replace(provider, upstream=REPLAY, basis="synthetic", credential_env=None, price_source=f"rehearsal of {provider.name}: replay provider, synthetic prices"))
+    return tuple(out)
+
+
+def validate(
+    opts: opt.CodingOptions, db: str | None, catalog_path: Path | None, environ: Mapping[str, str], *, stored: Mapping[str, Any] | None = None, probe: bool = True
+) -> CampaignInputs:
+    """Every check of a campaign's inputs. ``stored`` is the campaign's recorded experiment
+    (a resume, a worker): its probe results are reused. ``probe=False`` (nothing will run)
+    skips measuring the catalogs."""
+    catalog = load_catalog(catalog_path)
+    providers = with_model(resolve_providers(opts.providers, catalog), opts.model)
+    variants = parse_variants(opts.variants)
+    tasks = benchmark.resolve_tasks(opts.tasks)
+    output_dir = Path(opts.output_dir).expanduser().absolute()  # type: ignore[arg-type]
+    if output_dir.exists() and not output_dir.is_dir():
+        raise UsageProblem(f"{opts.output_dir} is not a directory", option="--output-dir")
+    profiles = {p.name: load_profile(opts.agent or p.agent) for p in providers}
+    if opts.rehearse:
+        providers = rehearsed(providers, profiles)
+    for provider in providers:
+        profile = profiles[provider.name]
+        if profile.applied_profile_from == "none":
+            raise UsageProblem(
+                f"the {profile.name} agent cannot report which disclosure profile it applied, so no paired trial through it could pass; "
+                "use an agent profile with applied_profile_from = \"adapter\" or \"wire\"",
+                option="--agent",
+            )
+    wires = {p.name: resolve_route(profiles[p.name], p, profile_python=sys.executable, environ=environ) for p in providers}
+    for profile in profiles.values():
+        seeds.check(profile, environ)
+    versions = {p.name: read_client_version(profiles[p.name], environ) for p in providers}
+    catalogs = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], tasks[0], stored, probe) for p in providers}
+    base = load_base_config(Path(opts.config).expanduser()) if opts.config else parse_base_config(b"", "the empty base config")
+    configs = {name: render_variant(base, name) for name in variants}
+    if opts.live or opts.rehearse:
+        missing = [p.credential_env for p in providers if p.credential_env and not environ.get(p.credential_env)]
+        if missing:
+            raise UsageProblem(f"credential variable(s) not set: {', '.join(missing)}; export each provider's own variable before launching", option="--providers")
+    return CampaignInputs(
+        output_dir=output_dir,
+        db=db or str(output_dir / STORE_NAME),
+        catalog=catalog,
+        providers=providers,
+        profiles=profiles,
+        tasks=tasks,
+        variants=variants,
+        repetitions=opt.or_default(opts.repetitions, opt.DEFAULT_REPETITIONS),
+        seed=opt.or_default(opts.seed, opt.DEFAULT_SEED),
+        timeout=opt.or_default(opts.timeout, opt.DEFAULT_TIMEOUT),
+        base_config=base,
+        configs=configs,
+        control_plane_port=opts.control_plane_port,
+        failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
+        wires=wires,
+        client_versions=versions,
+        wire_catalogs=catalogs,
+        rehearsal=opts.rehearse,
+    )
+
+
+def experiment(inputs: CampaignInputs) -> dict[str, Any]:
+    """Everything a resume must reproduce; compared field by field."""
+    agents = sorted({p.name for p in inputs.profiles.values()})
+    return {
+        "kind": "campaign",
+        "agent": agents[0] if len(agents) == 1 else "custom",
+        "model": inputs.providers[0].model if len(inputs.providers) == 1 else None,
+        "providers": [
+            {
+                "name": p.name,
+                "model": p.model,
+                "agent": inputs.profiles[p.name].name,
+                "agent_profile_digest": canonical_digest(profile_identity(inputs.profiles[p.name])),
+                "credential_env": p.credential_env,
+                "basis": p.basis,
+                # Only for wire profiles, so campaigns without one keep their identity.
+                **({"wire_upstream": inputs.wires[p.name].upstream} if inputs.wires.get(p.name) else {}),
+                **({"client_version": inputs.client_versions[p.name]} if inputs.client_versions.get(p.name) else {}),
+                **({"wire_catalogs": inputs.wire_catalogs[p.name]} if inputs.wire_catalogs.get(p.name) else {}),
+            }
+            for p in inputs.providers
+        ],
+        "pricing_catalog_digest": inputs.catalog.digest,
+        "tasks": [t.name for t in inputs.tasks],
+        "variants": [{"name": n, "overlay_digest": inputs.configs[n].overlay_digest, "config_digest": inputs.configs[n].digest} for n in inputs.variants],
+        "repetitions": inputs.repetitions,
+        "seed": inputs.seed,
+        "timeout": inputs.timeout,
+        "config_digest": inputs.base_config.digest,
+        "fixture_digests": {t.name: benchmark.fixture_digest(t) for t in inputs.tasks},
+        "control_plane_port": inputs.control_plane_port,
+        # Only on a rehearsal, so the campaigns before this option keep their identity.
+        **({"rehearsal": True} if inputs.rehearsal else {}),
+    }
+
+
+def schedule_for(inputs: CampaignInputs):
+    return build_schedule([t.name for t in inputs.tasks], inputs.repetitions, inputs.seed, inputs.variants, [p.name for p in inputs.providers])
+
+
+def mismatched_fields(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """The experiment's fields that differ; inside ``providers``, each provider's own
+    (``providers[zai].client_version``), so the operator sees what changed."""
+    out = []
+    for key in sorted(set(stored) | set(current)):
+        before, now = stored.get(key), current.get(key)
+        if before == now:
+            continue
+        if key == "providers" and isinstance(before, list) and isinstance(now, list):
+            old = {p.get("name"): p for p in before if isinstance(p, dict)}
+            new = {p.get("name"): p for p in now if isinstance(p, dict)}
+            if list(old) == list(new):
+                out += [f"providers[{name}].{field}" for name in new for field in sorted(set(old[name]) | set(new[name])) if old[name].get(field) != new[name].get(field)]
+                continue
+        out.append(key)
+    return out
+
+
+def stored_experiment(row) -> dict[str, Any]:
+    return json.loads(row.experiment_json)
+
+
+def stored_experiment_of(opts: opt.CodingOptions, db: str | None) -> dict[str, Any] | None:
+    """The experiment of the campaign a resume continues, when its store exists."""
+    store_file = Path(opts.output_dir).expanduser().absolute() / STORE_NAME  # type: ignore[arg-type]
+    if db is None and not store_file.is_file():
+        return None
+    engine = open_store(db or str(store_file))
+    try:
+        row = repository.latest_campaign(engine, kind="campaign")
+        return stored_experiment(row) if row is not None else None
+    finally:
+        engine.dispose()

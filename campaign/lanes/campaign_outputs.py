@@ -1,0 +1,130 @@
+"""What a campaign run leaves: how it closes, its result, its progress display and its reports.
+
+Shared by the single runner (``multi_provider``) and the coordinator of local and
+outside workers (``parallel``): one set of rules for when a campaign is
+completed or stopped, whichever way it ran.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+from campaign.lanes import worker
+from campaign.lanes.breaker import Halt
+from campaign.lanes.campaign_inputs import CampaignInputs
+from campaign.progress import UNDER_OTHER_CAP, Progress, ProviderPlan, TrialsNotAttempted
+from campaign.report import write_report
+from campaign.store import leases, repository
+from campaign.store.engine import describe
+
+
+@dataclass(frozen=True)
+class CampaignResult:
+    campaign_id: int | None
+    store: str
+    reports: tuple[Path, ...]
+    scheduled: int
+    attempted_now: int
+    left: int
+    stop_reason: str | None
+    live: bool
+    # With spend caps: each provider's exact spend and the basis it was counted on.
+    spends: Mapping[str, repository.ProviderSpend] = dataclasses.field(default_factory=dict)
+    caps: leases.Caps | None = None
+    # Providers the circuit breaker halted: their trials wait for a resume.
+    halts: tuple[Halt, ...] = ()
+    # Trials recorded not_attempted, by reason.
+    not_attempted: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    # What stopped an engine_error attempt, for the operator (never stored).
+    engine_error: str | None = None
+
+    @property
+    def unfinished(self) -> bool:
+        """Trials are left without a result (scheduled, or not attempted for a reason)."""
+        return bool(self.left or self.not_attempted)
+
+
+def close_run(engine, campaign_id: int, stop_reason: str | None, *, ran_now: bool) -> None:
+    """End a run of the campaign. A campaign-wide stop closes what is left (not_attempted
+    with its reason). Otherwise the trials decide: completed when every one has a result;
+    else stopped, for provider_unavailable while halted providers' trials wait for a
+    resume, or for the reason recorded on the trials left. A run that admitted nothing
+    leaves a stopped campaign as it was, reason and all."""
+    if stop_reason is not None:
+        repository.close_campaign(engine, campaign_id, stop_reason, state="stopped")
+        return
+    trials = repository.trials_in_order(engine, campaign_id)
+    if all(t.status == "finished" for t in trials):
+        repository.close_campaign(engine, campaign_id, None, state="completed")
+        return
+    if not ran_now and repository.get_campaign(engine, campaign_id).state == "stopped":
+        return
+    waiting = any(t.status == "scheduled" for t in trials)
+    reason = "provider_unavailable" if waiting else next(t.not_attempted_reason for t in trials if t.status == "not_attempted")
+    repository.close_campaign(engine, campaign_id, reason, state="stopped", mark_remaining=False)
+
+
+def build_result(
+    engine, campaign_id: int, inputs: CampaignInputs, schedule, attempted: int, stop_reason: str | None, caps: leases.Caps | None, *, halts: tuple[Halt, ...] = ()
+) -> CampaignResult:
+    reports = write_reports(engine, campaign_id, inputs)
+    trials = repository.trials_in_order(engine, campaign_id)
+    left = sum(t.status == "scheduled" for t in trials)
+    not_attempted: dict[str, int] = {}
+    for t in trials:
+        if t.status == "not_attempted":
+            reason = t.not_attempted_reason or "unknown"
+            not_attempted[reason] = not_attempted.get(reason, 0) + 1
+    row = repository.get_campaign(engine, campaign_id)
+    spends = {p.name: repository.provider_spend(engine, campaign_id, p.name) for p in inputs.providers} if caps else {}
+    if not halts:
+        halts = tuple(Halt(lease.provider, lease.halted_note or "halted") for lease in leases.halted(engine, campaign_id, leases.UNAVAILABLE))
+    return CampaignResult(
+        campaign_id, describe(engine.url), reports, len(schedule), attempted, left, stop_reason or row.stop_reason, live=True, spends=spends, caps=caps,
+        halts=halts, not_attempted=not_attempted,
+    )
+
+
+def open_progress(engine, campaign_id: int, inputs: CampaignInputs, trials, stream, caps: leases.Caps | None = None) -> Progress | None:
+    if stream is None:
+        return None
+    totals = {p.name: 0 for p in inputs.providers}
+    for t in trials:
+        totals[t.provider] += 1
+    total_cap = float(caps.campaign_max_usd) if caps and caps.campaign_max_usd is not None else None
+    each = float(caps.provider_max_usd) if caps and caps.provider_max_usd is not None else (UNDER_OTHER_CAP if total_cap is not None else None)
+    # With caps but none over the whole campaign, the header's sum has no cap of its own.
+    header_cap = UNDER_OTHER_CAP if caps is not None and total_cap is None else total_cap
+    progress = Progress([ProviderPlan(name, total, each) for name, total in totals.items()], inputs.variants, stream=stream, cap_usd=header_cap)
+    by_pk = {t.id: t for t in trials}
+
+    def seconds(a) -> float | None:
+        return (a.ended_at - a.started_at).total_seconds() if a.ended_at else None
+
+    # Results and faulted attempts; an interrupted attempt was counted by the run it ended.
+    done = [
+        worker.attempt_event(by_pk[a.trial_pk], a.outcome, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd, seconds(a))
+        for a in repository.attempts_for(engine, campaign_id)
+        if a.status in ("finished", "faulted")
+    ]
+    done += [worker.attempt_event(t, a.outcome, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd, seconds(a)) for t, a in repository.carried_results(engine, campaign_id)]
+    skipped = [TrialsNotAttempted(t.provider, 1, t.not_attempted_reason) for t in trials if t.status == "not_attempted"]
+    progress.preload([*done, *skipped])
+    progress.start()
+    return progress
+
+
+def write_reports(engine, campaign_id: int, inputs: CampaignInputs) -> tuple[Path, ...]:
+    """The overall report and one per provider, regenerated from the store."""
+    if not repository.attempts_for(engine, campaign_id):
+        return ()
+    inputs.output_dir.mkdir(parents=True, exist_ok=True)
+    written = [write_report(engine, campaign_id, inputs.output_dir / "report.json").json]
+    if len(inputs.providers) > 1:
+        for provider in inputs.providers:
+            written.append(write_report(engine, campaign_id, inputs.output_dir / f"report-{provider.name}.json", provider=provider.name).json)
+    return tuple(written)

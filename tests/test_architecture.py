@@ -1,0 +1,96 @@
+"""The structure holds: no import loop anywhere in campaign/ (imports inside functions
+included, where loops used to hide), and the vocabulary is the ground floor."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import campaign
+
+PACKAGE = Path(campaign.__file__).resolve().parent
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path, modules: set[str]) -> set[str]:
+    """The campaign modules ``path`` imports, at any depth of its code."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        found |= {n for n in names if n in modules}
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    paths = [p for p in PACKAGE.rglob("*.py") if "benchmark/tasks" not in p.as_posix()]
+    modules = {module_name(p) for p in paths}
+    edges = {module_name(p): imports(p, modules) for p in paths}
+    # A module importing a submodule of its own package is not a loop through the package.
+    return {m: {t for t in targets if t != m and not m.startswith(t + ".") and t != m.rsplit(".", 1)[0]} for m, targets in edges.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected set of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_of_the_engine_is_part_of_an_import_loop():
+    assert cycles(graph()) == []
+
+
+def test_the_vocabulary_is_the_ground_floor():
+    edges = graph()
+    assert edges["campaign.vocabulary"] == set()
+    # ... and the lanes, the store and the report take their words from it.
+    for module in ("campaign.store.models", "campaign.report.schema", "campaign.agents.record", "campaign.schedule"):
+        assert "campaign.vocabulary" in edges[module], module
+
+
+def test_a_loop_is_found_where_there_is_one():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_builtin_agents_word_list_is_the_profiles_on_disk():
+    from campaign.agents.profiles import builtin_profile_names
+    from campaign.vocabulary import BUILTIN_AGENTS
+
+    assert BUILTIN_AGENTS == builtin_profile_names()
