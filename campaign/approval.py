@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from campaign.errors import UsageProblem
-from campaign.plan import canonical_digest, is_template
+from campaign.canonical import spec_digest
+from campaign.plan import is_template
 from campaign.spend import SpendLimits
 
 PLAN_KEYS = frozenset(
@@ -51,7 +52,7 @@ def plan_problems(plan: Mapping[str, Any], digest: str, scheduled: int, environ:
         problems.append(f"--plan: missing field(s) {', '.join(missing)}")
     if not SHA256.match(digest):
         problems.append("--approve-plan-digest: must be 64 lowercase hexadecimal characters")
-    elif canonical_digest(plan) != digest:
+    elif spec_digest(plan) != digest:
         problems.append("--approve-plan-digest: does not equal the canonical digest of --plan; any edit needs renewed review and a new digest (campaign plan digest PLAN)")
     if plan.get("approved") is not True:
         problems.append("--plan: approved must be true (set it only after review)")

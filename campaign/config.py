@@ -22,7 +22,8 @@ from typing import Any
 
 from campaign.vocabulary import VARIANT_PROFILES
 from campaign import inputs
-from campaign.digests import bytes_sha256, text_sha256
+from campaign.canonical import text_sha256
+from campaign.digests import bytes_sha256
 from campaign.errors import UsageProblem
 
 OPTION = "--config"

@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from campaign.canonical import spec_digest
+
 _CHUNK = 1 << 20
 
 
@@ -65,10 +67,6 @@ def tree_digest(root: Path) -> str:
 
 def bytes_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def text_sha256(text: str) -> str:
-    return bytes_sha256(text.encode("utf-8"))
 
 
 class GitProblem(RuntimeError):
@@ -274,4 +272,4 @@ def probe_python(path: Path, timeout: float = 15.0) -> PythonInfo:
 def python_digest(binary: Path, version: str, tiktoken: str | None = None) -> str:
     """Identity of the profiler's interpreter: its binary's bytes, version and tiktoken."""
     identity = {"binary_sha256": file_sha256(Path(binary)), "version": version, "tiktoken": tiktoken}
-    return text_sha256(json.dumps(identity, sort_keys=True, separators=(",", ":")))
+    return spec_digest(identity)

@@ -13,7 +13,6 @@ object can authorize a live run.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from campaign import inputs
+from campaign.canonical import spec_digest
 from campaign.errors import UsageProblem
 from campaign.schedule import ScheduledTrial
 
@@ -96,17 +96,10 @@ class Experiment:
 # --- canonical digest -------------------------------------------------------
 
 
-def canonical_json(value: Any) -> str:
-    """The spec's canonical text (raises ValueError on NaN or infinities)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-def canonical_digest(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
 def experiment_digest(experiment: Experiment) -> str:
-    return canonical_digest(experiment.as_dict())
+    return spec_digest(experiment.as_dict())
 
 
 # --- the template -----------------------------------------------------------
@@ -136,7 +129,7 @@ def template_document(experiment: Experiment, schedule: Sequence[ScheduledTrial]
         "kind": TEMPLATE_KIND,
         "note": TEMPLATE_NOTE,
         "plan": plan,
-        "plan_digest": canonical_digest(plan),
+        "plan_digest": spec_digest(plan),
         "scheduled_trials": [scheduled_trial_dict(t) for t in schedule],
         "live_calls": 0,
         "decision": dict(PENDING_DECISION),
@@ -206,7 +199,7 @@ def digest_plan_file(path: Path) -> str:
     plan = read_json_object(path, "the plan")
     if is_template(plan):
         raise UsageProblem(f"{path} is a plan template, not a plan; run `campaign plan extract` first and hash the extracted plan")
-    return canonical_digest(plan)
+    return spec_digest(plan)
 
 
 def extract_plan(template_path: Path, out_path: Path) -> dict[str, Any]:

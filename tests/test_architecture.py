@@ -80,9 +80,16 @@ def test_no_module_of_the_engine_is_part_of_an_import_loop():
 def test_the_vocabulary_is_the_ground_floor():
     edges = graph()
     assert edges["campaign.vocabulary"] == set()
+    assert edges["campaign.canonical"] == set()
     # ... and the lanes, the store and the report take their words from it.
     for module in ("campaign.store.models", "campaign.report.schema", "campaign.agents.record", "campaign.schedule"):
         assert "campaign.vocabulary" in edges[module], module
+
+
+def test_every_stored_digest_takes_its_text_from_canonical():
+    edges = graph()
+    for module in ("campaign.plan", "campaign.digests", "campaign.profiler.wire", "campaign.store.chain", "campaign.approval"):
+        assert "campaign.canonical" in edges[module], module
 
 
 def test_a_loop_is_found_where_there_is_one():

@@ -15,7 +15,8 @@ import pytest
 from campaign import benchmark
 from campaign.lanes import paired_plan
 from campaign.lanes.options import CodingOptions
-from campaign.plan import canonical_digest, template_document
+from campaign.canonical import spec_digest
+from campaign.plan import template_document
 from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
 from workspace import Workspace, refused, run
@@ -289,7 +290,7 @@ def test_plan_only_writes_the_template_and_records_the_campaign(ws: Workspace):
     assert doc["decision"] == {"status": "pending", "recommendation": "keep current defaults; keep the coding disclosure profile opt-in"}
     assert "not authorization" in doc["note"]
     plan = doc["plan"]
-    assert doc["plan_digest"] == canonical_digest(plan)
+    assert doc["plan_digest"] == spec_digest(plan)
     tasks = list(benchmark.task_names()[:2])
     experiment = plan["experiment"]
     assert experiment["tasks"] == tasks

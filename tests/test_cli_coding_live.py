@@ -22,7 +22,7 @@ from campaign import benchmark
 from campaign.approval import experiment_mismatches
 from campaign.lanes.attempt import AttemptOutcome
 from campaign.lanes.paired_live import after_attempt, gate
-from campaign.plan import canonical_digest
+from campaign.canonical import spec_digest
 from campaign.agents.record import AgentRecord
 from campaign.approval import Approval
 from campaign.spend import SpendLimits
@@ -70,7 +70,7 @@ def approve(ws: Workspace, agent: Path, *extra: str, **limits) -> tuple[Path, st
     plan.update(limits)
     path = ws.root / "operator" / "plan.json"
     path.write_text(json.dumps(plan, indent=2))
-    return path, canonical_digest(plan)
+    return path, spec_digest(plan)
 
 
 def go_live(ws: Workspace, agent: Path, plan: Path, digest: str, *extra: str):
@@ -148,7 +148,7 @@ def test_each_approval_failure_is_refused_before_any_trial(ws: Workspace, change
 def test_template_wrapper_is_not_a_plan(ws: Workspace):
     agent = agent_file(ws)
     approve(ws, agent)
-    result, _ = go_live(ws, agent, ws.output, canonical_digest(json.loads(ws.output.read_text())))
+    result, _ = go_live(ws, agent, ws.output, spec_digest(json.loads(ws.output.read_text())))
     refused_live(ws, result, "plan-template wrapper")
 
 
@@ -207,7 +207,7 @@ def test_a_mismatch_in_each_bound_field_is_named(ws: Workspace, field):
     plan = json.loads(plan_path.read_text())
     plan["experiment"][field] = _different(plan["experiment"][field])
     plan_path.write_text(json.dumps(plan))
-    result, _ = go_live(ws, agent, plan_path, canonical_digest(plan))
+    result, _ = go_live(ws, agent, plan_path, spec_digest(plan))
     refused_live(ws, result, f"differs from the approved plan in: {field}")
     assert "generate a new plan" in result.output
 

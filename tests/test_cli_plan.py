@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from campaign.cli import cli
-from campaign.plan import canonical_digest
+from campaign.canonical import spec_digest
 
 # The spec's snippets, verbatim ("Plan-only preparation" and "Explicit bounded live authorization").
 SPEC_EXTRACT = """\
@@ -87,7 +87,7 @@ def test_extract_then_digest_round_trip_against_the_spec(tmp_path: Path):
     template = tmp_path / "paired-plan-template.json"
     plan = dict(NON_ASCII_PLAN, approved=False)
     template.write_text(
-        json.dumps({"schema_version": 3, "kind": "paired_disclosure_plan", "plan": plan, "plan_digest": canonical_digest(plan)}, indent=2)
+        json.dumps({"schema_version": 3, "kind": "paired_disclosure_plan", "plan": plan, "plan_digest": spec_digest(plan)}, indent=2)
     )
     ours, theirs = tmp_path / "ours.json", tmp_path / "theirs.json"
     result = invoke("plan", "extract", str(template), str(ours))
@@ -95,7 +95,7 @@ def test_extract_then_digest_round_trip_against_the_spec(tmp_path: Path):
     spec(SPEC_EXTRACT, template, theirs)
     assert ours.read_bytes() == theirs.read_bytes()
     digest = invoke("plan", "digest", str(ours)).output.strip()
-    assert digest == spec(SPEC_DIGEST, theirs).stdout.strip() == canonical_digest(plan)
+    assert digest == spec(SPEC_DIGEST, theirs).stdout.strip() == spec_digest(plan)
 
 
 @pytest.mark.parametrize(

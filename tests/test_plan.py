@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from campaign import benchmark
+from campaign.canonical import spec_digest as canonical_digest
 from campaign.errors import UsageProblem
 from campaign.plan import (
     PENDING_DECISION,
     Experiment,
     VariantIdentity,
-    canonical_digest,
     digest_plan_file,
     experiment_digest,
     extract_plan,

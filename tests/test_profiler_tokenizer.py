@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from campaign import canonical
 from campaign.errors import CampaignError
 from campaign.profiler import tokenizer
 from campaign.profiler.tokenizer import (
@@ -55,7 +56,7 @@ def _corpus() -> list[str]:
     return [
         "",
         "hello world",
-        tokenizer.canonical_json(TOOLS),
+        canonical.wire_json(TOOLS),
         json.dumps(TOOLS, indent=2),
         "Ünïcödé: 你好，世界! مرحبا بالعالم. Привет, мир! 🙂👍🏽 e\u0301 ﬁ",
         CODE,
@@ -217,7 +218,7 @@ def test_special_token_text_counts_as_ordinary_text(cache_dir):
 
 def test_tool_schema_tokens_count_the_canonical_json(cache_dir):
     encoding = tokenizer.load_encoding(cache_dir)
-    text = tokenizer.canonical_json(TOOLS)
+    text = canonical.wire_json(TOOLS)
     assert text.startswith('[{"function":{"description":"Read a UTF-8 file from the workspace. Größe')
     assert tokenizer.tool_schema_tokens(encoding, TOOLS) == tokenizer.count_tokens(encoding, text)
     reordered = [{k: tool[k] for k in reversed(list(tool))} for tool in TOOLS]

@@ -80,7 +80,7 @@ def test_sql_is_read_only(store, backend_url, runner):
 
 
 def test_a_live_paired_run_and_its_report(ws, backend_url, monkeypatch, tmp_path):
-    from campaign.plan import canonical_digest
+    from campaign.canonical import spec_digest
 
     monkeypatch.setenv("OFFLINE_TEST_API_KEY", "k")
     args = ws.args("--repetitions", "1", "--model", "offline:synthetic", tasks="semver-precedence")
@@ -92,7 +92,7 @@ def test_a_live_paired_run_and_its_report(ws, backend_url, monkeypatch, tmp_path
     plan_path = tmp_path / "plan.json"
     plan_path.write_text(json.dumps(plan))
     report = tmp_path / "reports" / "live.json"
-    live = args + ["--live", "--plan", str(plan_path), "--approve-plan-digest", canonical_digest(plan)]
+    live = args + ["--live", "--plan", str(plan_path), "--approve-plan-digest", spec_digest(plan)]
     live[live.index("--output") + 1] = str(report)
     result = run(live)
     assert result.exit_code == 0, result.output

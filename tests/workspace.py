@@ -96,7 +96,7 @@ def approve_and_go_live(ws: Workspace, args: list[str], credential: str):
     """
     import json
 
-    from campaign.plan import canonical_digest
+    from campaign.canonical import spec_digest
 
     planned = run(args)
     assert planned.exit_code == 0, planned.output
@@ -105,6 +105,6 @@ def approve_and_go_live(ws: Workspace, args: list[str], credential: str):
     plan_path = ws.root / "operator" / "plan.json"
     plan_path.write_text(json.dumps(plan))
     report = ws.root / "reports" / "live.json"
-    live = [*args, "--live", "--plan", str(plan_path), "--approve-plan-digest", canonical_digest(plan)]
+    live = [*args, "--live", "--plan", str(plan_path), "--approve-plan-digest", spec_digest(plan)]
     live[live.index("--output") + 1] = str(report)
     return run(live), plan, report

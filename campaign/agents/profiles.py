@@ -26,6 +26,7 @@ from typing import Any, Iterator, Literal, Mapping, Sequence
 
 from campaign.vocabulary import VARIANTS
 from campaign import inputs
+from campaign.canonical import spec_json
 from campaign.agents.adapters import adapter_names
 from campaign.errors import UsageProblem
 
@@ -284,7 +285,7 @@ def _home_json(table: Any, where: str, *, allow_runtime_port: bool) -> tuple[tup
         strings = list(_json_strings(content))
         if strings:
             _argv(strings, f"{where}.{rel}", allow_runtime_port=allow_runtime_port)
-        out.append((rel, json.dumps(content, sort_keys=True, separators=(",", ":"))))
+        out.append((rel, spec_json(content)))
     return tuple(out)
 
 

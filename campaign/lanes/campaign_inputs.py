@@ -25,7 +25,7 @@ from campaign.errors import UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
-from campaign.plan import canonical_digest
+from campaign.canonical import spec_digest
 from campaign.providers import REPLAY, Catalog, Provider, load_catalog, resolve_providers
 from campaign.schedule import build_schedule
 from campaign.store import STORE_NAME, repository
@@ -185,7 +185,7 @@ def experiment(inputs: CampaignInputs) -> dict[str, Any]:
                 "name": p.name,
                 "model": p.model,
                 "agent": inputs.profiles[p.name].name,
-                "agent_profile_digest": canonical_digest(profile_identity(inputs.profiles[p.name])),
+                "agent_profile_digest": spec_digest(profile_identity(inputs.profiles[p.name])),
                 "credential_env": p.credential_env,
                 "basis": p.basis,
                 # Only for wire profiles, so campaigns without one keep their identity.

@@ -30,7 +30,7 @@ from campaign.lanes.breaker import Breaker
 from campaign.lanes.campaign_inputs import CampaignInputs, experiment, mismatched_fields, schedule_for, stored_experiment, stored_experiment_of, validate
 from campaign.lanes.campaign_outputs import CampaignResult, build_result, close_run, open_progress, write_reports
 from campaign.lanes.continuation import REOPEN_ON_RESUME, ResumeRefused, my_identity, settle_resume, take_lease
-from campaign.plan import canonical_digest
+from campaign.canonical import spec_digest
 from campaign.progress import TrialsNotAttempted
 from campaign.store import STORE_NAME, chain, leases, repository
 from campaign.store.engine import describe
@@ -88,7 +88,7 @@ def run(
             raise RerunWith(f"{describe(engine.url)} already holds campaign {existing.id}; continue it with --resume", option="--resume", add=("--resume",))
         campaign_id = repository.create_campaign(
             engine,
-            repository.NewCampaign(kind="campaign", state="running", live=not inputs.rehearsal, agent=current["agent"], seed=inputs.seed, experiment=current, experiment_digest=canonical_digest(current)),
+            repository.NewCampaign(kind="campaign", state="running", live=not inputs.rehearsal, agent=current["agent"], seed=inputs.seed, experiment=current, experiment_digest=spec_digest(current)),
             schedule,
             model=inputs.providers[0].model,
             default_provider=inputs.providers[0].name,

@@ -27,7 +27,7 @@ from campaign.providers import load_catalog, provider_for_route
 from campaign.errors import Interrupted, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.attempt import AttemptPlan, run_attempt
-from campaign.plan import canonical_digest
+from campaign.canonical import spec_digest
 from campaign.schedule import ScheduledTrial, pair_id
 from campaign.store import repository
 from campaign.store.engine import describe
@@ -85,7 +85,7 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
     experiment = {"kind": "nonpaired", "agent": profile.name, "model": model, "tasks": [t.name for t in tasks], "timeout": timeout}
     campaign_id = repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="nonpaired", state="running", live=profile.paid, agent=profile.name, seed=0, experiment=experiment, experiment_digest=canonical_digest(experiment)),
+        repository.NewCampaign(kind="nonpaired", state="running", live=profile.paid, agent=profile.name, seed=0, experiment=experiment, experiment_digest=spec_digest(experiment)),
         trials,
         model=model,
         default_provider=model.partition(":")[0],

@@ -23,6 +23,7 @@ from sqlalchemy.exc import ArgumentError
 
 from campaign import benchmark
 from campaign.agents import seeds
+from campaign.canonical import spec_digest
 from campaign.agents.client_version import read_client_version
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
@@ -52,7 +53,6 @@ from campaign.lanes.options import (
 from campaign.plan import (
     Experiment,
     VariantIdentity,
-    canonical_digest,
     experiment_digest,
     read_json_object,
     render_document,
@@ -219,7 +219,7 @@ def compute_experiment(inputs: PairedInputs) -> Experiment:
         raise UsageProblem(f"cannot read {exc.filename or 'a file'} in the source checkout: {exc.strerror}", option="--source") from None
     return Experiment(
         agent=inputs.profile.name,
-        agent_profile_digest=canonical_digest(profile_identity(inputs.profile)),
+        agent_profile_digest=spec_digest(profile_identity(inputs.profile)),
         launcher=inputs.launcher.relative_to(source).as_posix() if inputs.launcher else None,
         launcher_digest=file_sha256(inputs.launcher) if inputs.launcher else None,
         tasks=tuple(task.name for task in inputs.tasks),

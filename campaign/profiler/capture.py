@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from campaign.canonical import spec_json
+
 CAPTURE_NAME = "profiler.jsonl"
 # A capture larger than this is not read: the profile is then unobserved, never a hang.
 MAX_CAPTURE_BYTES = 256 * 1024 * 1024
@@ -32,14 +34,14 @@ class CaptureWriter:
         self.records = 0
 
     def write(self, record: dict[str, Any]) -> None:
-        line = (json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+        line = (spec_json(record) + "\n").encode("utf-8")
         os.write(self._fd, line)
         self.records += 1
 
     def close(self) -> None:
         """Write the flush marker, then make it durable."""
         marker = {"kind": "flush", "records": self.records}
-        os.write(self._fd, (json.dumps(marker, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8"))
+        os.write(self._fd, (spec_json(marker) + "\n").encode("utf-8"))
         os.fsync(self._fd)
         os.close(self._fd)
 

@@ -29,7 +29,7 @@ from tiktoken_ext.openai_public import ENDOFPROMPT, ENDOFTEXT
 from campaign.errors import CampaignError
 # One canonical text for the catalog digest and its token estimate (UTF-8 kept as is:
 # ``\\uXXXX`` escapes would inflate the count of any non-ASCII schema).
-from campaign.profiler.wire import canonical_json
+from campaign.canonical import wire_json
 
 ENCODING_NAME = "o200k_base"
 # tiktoken's expected hash of the decompressed ranks (tiktoken_ext/openai_public.py).
@@ -176,7 +176,7 @@ def tool_schema_tokens(encoding: tiktoken.Encoding, tools: list) -> int:
 
     An estimate: providers wrap tools in their own hidden template, which is not counted.
     """
-    return count_tokens(encoding, canonical_json(tools))
+    return count_tokens(encoding, wire_json(tools))
 
 
 # --- helpers ---------------------------------------------------------------

@@ -31,12 +31,13 @@ id, usage and how it ended.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import re
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from campaign.canonical import text_sha256, wire_json
 
 WireFormat = Literal["anthropic", "chat", "responses", "gemini"]
 _SUFFIXES: tuple[tuple[str, WireFormat], ...] = (
@@ -51,14 +52,6 @@ MAX_PARSED_BODY = 64 * 1024 * 1024
 # the request is a provider fault, not a wait the agent's deadline should absorb. Long
 # enough for a slow non-streamed completion; a provider may set its own in the catalog.
 DEFAULT_SILENCE_S = 300.0
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def wire_format(path: str) -> WireFormat | None:
@@ -121,7 +114,7 @@ def normalized_tools(tools: list[Any], attempt_roots: tuple[str, ...]) -> list[A
     digests can confirm it."""
     if not attempt_roots:
         return tools
-    text = canonical_json(tools)
+    text = wire_json(tools)
     for root in attempt_roots:
         text = text.replace(root, ATTEMPT_ROOT_TOKEN)
     return json.loads(text)
@@ -150,8 +143,8 @@ def summarize_request(path: str, body: bytes, content_encoding: str | None = Non
         model=model if isinstance(model, str) else None,
         stream=path.split("?", 1)[0].endswith(":streamGenerateContent") if fmt == "gemini" else data.get("stream") is True,
         tools=tools,
-        catalog_digest=None if tools is None else sha256_text(canonical_json(tools)),
-        tool_digests=None if tools is None else tuple(sha256_text(canonical_json(t)) for t in tools),
+        catalog_digest=None if tools is None else text_sha256(wire_json(tools)),
+        tool_digests=None if tools is None else tuple(text_sha256(wire_json(t)) for t in tools),
         failed_tool_results=_failed_results(fmt, data),
     )
 

@@ -60,7 +60,7 @@ from sqlalchemy.types import NullType
 
 from campaign.bulk import collector_paused
 from campaign.errors import ConflictError, StoreError, UsageProblem
-from campaign.plan import canonical_digest
+from campaign.canonical import spec_digest
 from campaign.store.models import Attempt, Campaign, Trial
 
 EXCLUDED_COLUMNS = ("id", "row_hash", "prev_hash", "private_root")
@@ -146,7 +146,7 @@ def compute_hash(prev_hash: str | None, row: Mapping[str, Any]) -> str:
     """Format 1: SHA-256 over the canonical JSON (the plan digest's form) of the row's values plus its predecessor's hash."""
     if "prev_hash" in row:
         raise ValueError("the row's values must not carry their own prev_hash")
-    return canonical_digest({**row, "prev_hash": prev_hash})
+    return spec_digest({**row, "prev_hash": prev_hash})
 
 
 def _json_value(name: str, value: Any) -> Any:
