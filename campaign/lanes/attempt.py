@@ -36,6 +36,7 @@ from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
 from campaign.lanes.verdict import classify, counter_fields, priced, profile_gate, provider_fault_of
 from campaign.profiler import summary as wire_summary
+from campaign.profiler.capture import Capture
 from campaign.providers import REPLAY
 from campaign.store import repository
 from campaign.store.models import Trial
@@ -91,6 +92,22 @@ class Observed:
     workspace_ok: bool = True
 
 
+@dataclass
+class _AttemptRun:
+    """One attempt's parts as they come to exist: whatever exists when it stops is finished."""
+
+    engine: Engine
+    trial: Trial
+    plan: AttemptPlan
+    deadline: float
+    timer: Callable[[], float]
+    state: Observed = field(default_factory=Observed)
+    attempt_id: int | None = None
+    root: isolation.PrivateRoot | None = None
+    held: PinnedRoot | None = None
+    sup: Supervisor | None = None
+
+
 def run_attempt(
     engine: Engine,
     trial: Trial,
@@ -105,12 +122,8 @@ def run_attempt(
     deadline = timer() + plan.timeout_s
     if runtime_deadline is not None:
         deadline = min(deadline, runtime_deadline)
-    state = Observed()
+    run = _AttemptRun(engine, trial, plan, deadline, timer)
     stopped_by: BaseException | None = None
-    root: isolation.PrivateRoot | None = None
-    held: PinnedRoot | None = None
-    sup: Supervisor | None = None
-    attempt_id: int | None = None
     testhooks.reached("admitted")
     try:
         # An interruption during either block is deferred to its end, inside this try:
@@ -118,30 +131,33 @@ def run_attempt(
         # names the private root before it exists, so a killed runner's root is never unnamed.
         where = isolation.new_root_path(plan.tmp_base)
         with critical():
-            attempt_id = repository.start_attempt(
+            run.attempt_id = attempt_id = repository.start_attempt(
                 engine, trial, clock, config_digest=config_text_digest(plan.config_text), fixture_digest=benchmark.fixture_digest(plan.task), private_root=str(where)
             )
         testhooks.reached("attempt-row")
         with critical():
-            root = isolation.create_private_root(path=where)
-            held = PinnedRoot(root)
-            sup = Supervisor(engine, attempt_id, root, clock=clock, budget=plan.teardown_budget, python=plan.python)
+            run.root = isolation.create_private_root(path=where)
+            run.held = held = PinnedRoot(run.root)
+            run.sup = sup = Supervisor(engine, attempt_id, run.root, clock=clock, budget=plan.teardown_budget, python=plan.python)
         with sup:
             testhooks.reached("contained")
-            _drive(engine, attempt_id, trial, plan, held, sup, state, deadline, timer)
+            _drive(run, held, sup)
     except Exception as exc:  # Interrupted included: the row is written before it propagates
-        if attempt_id is None:
+        if run.attempt_id is None:
             raise  # no row was started: nothing to finish
         stopped_by = exc
     with critical():
         try:
-            return _finish(engine, attempt_id, trial, plan, root, held, sup, state, stopped_by)
+            return _finish(run, run.attempt_id, stopped_by)
         finally:
-            if held is not None:
-                held.close()
+            if run.held is not None:
+                run.held.close()
 
 
-def _drive(engine, attempt_id, trial, plan, held: PinnedRoot, sup, state, deadline, timer) -> None:
+def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
+    """Everything between containment and the verifier's verdict; it returns early where
+    the attempt cannot go on, leaving what it saw in ``run.state`` for ``_finish``."""
+    engine, trial, plan, state, deadline, timer = run.engine, run.trial, run.plan, run.state, run.deadline, run.timer
     root = held.root
     benchmark.copy_fixture(plan.task, root.cwd)
     prompt_file = root.path / "prompt.md"
@@ -202,7 +218,7 @@ def _drive(engine, attempt_id, trial, plan, held: PinnedRoot, sup, state, deadli
         record = _with_wire(record, lanes_wire.collect(state.wire), plan)
     state.record = record
     with critical():
-        repository.update_attempt(engine, attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
+        repository.update_attempt(engine, run.attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
     testhooks.reached("client")
     if result.timed_out or result.stopped or not state.output_ok:
         return
@@ -244,7 +260,7 @@ def _as_client_reads(env: dict[str, str], plan: AttemptPlan) -> dict[str, str]:
     return env
 
 
-def _client_record(plan: AttemptPlan, held: PinnedRoot, sup, state: Observed, exit_code: int | None) -> AgentRecord:
+def _client_record(plan: AttemptPlan, held: PinnedRoot, sup: Supervisor, state: Observed, exit_code: int | None) -> AgentRecord:
     """The adapter's record of the client's captures, if they are still the files the
     engine created; otherwise unparseable_output, and the attempt cannot pass."""
     adapter = get_adapter(plan.profile.adapter)
@@ -257,12 +273,12 @@ def _client_record(plan: AttemptPlan, held: PinnedRoot, sup, state: Observed, ex
     return adapter.parse(out, err, exit_code)
 
 
-def _tampered(sup, state: Observed, why: str) -> None:
+def _tampered(sup: Supervisor, state: Observed, why: str) -> None:
     sup.log(f"workspace tampered: {why}; the verifier does not run")
     state.workspace_ok = False
 
 
-def _with_wire(record: AgentRecord, capture, plan: AttemptPlan) -> AgentRecord:
+def _with_wire(record: AgentRecord, capture: Capture, plan: AttemptPlan) -> AgentRecord:
     """The adapter's record, with the wire's counters when the capture could be read, and,
     for a wire-confirmed profile, the disclosure profiles its catalogs confirm."""
     if capture.problem is not None:
@@ -296,7 +312,8 @@ def _profiling_finalization(plan: AttemptPlan, state: Observed) -> tuple[bool | 
     return session.capture.flush_complete, session.capture.problem is None
 
 
-def _finish(engine, attempt_id, trial, plan, root, held, sup, state: Observed, stopped_by: BaseException | None) -> AttemptOutcome:
+def _finish(run: _AttemptRun, attempt_id: int, stopped_by: BaseException | None) -> AttemptOutcome:
+    engine, trial, plan, state, root, held, sup = run.engine, run.trial, run.plan, run.state, run.root, run.held, run.sup
     error = None if stopped_by is None or isinstance(stopped_by, Interrupted) else f"{type(stopped_by).__name__}: {stopped_by}"
     if error is not None and sup is not None and sup.entered:
         sup.log(f"engine error: {type(stopped_by).__name__}")

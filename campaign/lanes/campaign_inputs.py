@@ -31,6 +31,8 @@ from campaign.schedule import build_schedule
 from campaign.store import STORE_NAME, repository
 from campaign.store.migrate import open_store
 from campaign.vocabulary import VARIANTS
+from campaign.schedule import ScheduledTrial
+from campaign.store.models import Campaign
 
 
 @dataclass(frozen=True)
@@ -209,7 +211,7 @@ def experiment(inputs: CampaignInputs) -> dict[str, Any]:
     }
 
 
-def schedule_for(inputs: CampaignInputs):
+def schedule_for(inputs: CampaignInputs) -> list[ScheduledTrial]:
     return build_schedule([t.name for t in inputs.tasks], inputs.repetitions, inputs.seed, inputs.variants, [p.name for p in inputs.providers])
 
 
@@ -231,7 +233,7 @@ def mismatched_fields(stored: Mapping[str, Any], current: Mapping[str, Any]) -> 
     return out
 
 
-def stored_experiment(row) -> dict[str, Any]:
+def stored_experiment(row: Campaign) -> dict[str, Any]:
     return json.loads(row.experiment_json)
 
 

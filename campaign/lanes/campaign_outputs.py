@@ -8,7 +8,8 @@ completed or stopped, whichever way it ran.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import TextIO
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,9 @@ from campaign.progress import UNDER_OTHER_CAP, Progress, ProviderPlan, TrialsNot
 from campaign.report import write_report
 from campaign.store import leases, repository
 from campaign.store.engine import describe
+from sqlalchemy import Engine
+from campaign.schedule import ScheduledTrial
+from campaign.store.models import Attempt, Trial
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ class CampaignResult:
         return bool(self.left or self.not_attempted)
 
 
-def close_run(engine, campaign_id: int, stop_reason: str | None, *, ran_now: bool) -> None:
+def close_run(engine: Engine, campaign_id: int, stop_reason: str | None, *, ran_now: bool) -> None:
     """End a run of the campaign. A campaign-wide stop closes what is left (not_attempted
     with its reason). Otherwise the trials decide: completed when every one has a result;
     else stopped, for provider_unavailable while halted providers' trials wait for a
@@ -69,7 +73,7 @@ def close_run(engine, campaign_id: int, stop_reason: str | None, *, ran_now: boo
 
 
 def build_result(
-    engine, campaign_id: int, inputs: CampaignInputs, schedule, attempted: int, stop_reason: str | None, caps: leases.Caps | None, *, halts: tuple[Halt, ...] = ()
+    engine: Engine, campaign_id: int, inputs: CampaignInputs, schedule: Sequence[ScheduledTrial], attempted: int, stop_reason: str | None, caps: leases.Caps | None, *, halts: tuple[Halt, ...] = ()
 ) -> CampaignResult:
     reports = write_reports(engine, campaign_id, inputs)
     trials = repository.trials_in_order(engine, campaign_id)
@@ -89,7 +93,7 @@ def build_result(
     )
 
 
-def open_progress(engine, campaign_id: int, inputs: CampaignInputs, trials, stream, caps: leases.Caps | None = None) -> Progress | None:
+def open_progress(engine: Engine, campaign_id: int, inputs: CampaignInputs, trials: Sequence[Trial], stream: TextIO | None, caps: leases.Caps | None = None) -> Progress | None:
     if stream is None:
         return None
     totals = {p.name: 0 for p in inputs.providers}
@@ -102,7 +106,7 @@ def open_progress(engine, campaign_id: int, inputs: CampaignInputs, trials, stre
     progress = Progress([ProviderPlan(name, total, each) for name, total in totals.items()], inputs.variants, stream=stream, cap_usd=header_cap)
     by_pk = {t.id: t for t in trials}
 
-    def seconds(a) -> float | None:
+    def seconds(a: Attempt) -> float | None:
         return (a.ended_at - a.started_at).total_seconds() if a.ended_at else None
 
     # Results and faulted attempts; an interrupted attempt was counted by the run it ended.
@@ -118,7 +122,7 @@ def open_progress(engine, campaign_id: int, inputs: CampaignInputs, trials, stre
     return progress
 
 
-def write_reports(engine, campaign_id: int, inputs: CampaignInputs) -> tuple[Path, ...]:
+def write_reports(engine: Engine, campaign_id: int, inputs: CampaignInputs) -> tuple[Path, ...]:
     """The overall report and one per provider, regenerated from the store."""
     if not repository.attempts_for(engine, campaign_id):
         return ()

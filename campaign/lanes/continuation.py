@@ -41,7 +41,7 @@ from campaign.errors import CampaignError, ConflictError
 from campaign.lanes import holders
 from campaign.lanes.campaign_inputs import CampaignInputs
 from campaign.lanes.campaign_outputs import write_reports
-from campaign.store import repository
+from campaign.store import leases, repository
 from campaign.store.engine import describe
 from campaign.supervise import critical
 from campaign.supervise.procfs import ProcFS
@@ -223,7 +223,7 @@ def take_lease(engine: Engine, campaign_id: int, me: repository.RunnerIdentity, 
         raise RunnerBusy(f"another runner took campaign {campaign_id} first; this one exits without running anything")
 
 
-def settle_resume(engine, campaign_id: int, inputs: CampaignInputs, me, proc: ProcFS, *, continue_blocked: bool, stream: TextIO | None = None) -> int:
+def settle_resume(engine: Engine, campaign_id: int, inputs: CampaignInputs, me: leases.WorkerIdentity, proc: ProcFS, *, continue_blocked: bool, stream: TextIO | None = None) -> int:
     """Make a resumed campaign safe to drive: requeue admissions no process ran for,
     recover what a killed runner left running, and refuse (or, with --continue-blocked
     and every blocker proven gone, continue in a new campaign) when work is unproven.

@@ -21,6 +21,7 @@ from campaign.errors import ConflictError
 from campaign.store import leases
 from campaign.store.repository import RunnerIdentity
 from campaign.supervise.procfs import ProcFS
+from sqlalchemy import Engine
 
 
 def gone(proc: ProcFS, pid: int, start_ticks: int) -> bool:
@@ -102,7 +103,7 @@ class LeaseHeld(ConflictError):
         return "\n".join(lines)
 
 
-def held_by_others(engine, campaign_id: int, providers: Sequence[str], proc: ProcFS) -> list[Held]:
+def held_by_others(engine: Engine, campaign_id: int, providers: Sequence[str], proc: ProcFS) -> list[Held]:
     now = leases.now_epoch(engine)
     wanted = set(providers)
     return [

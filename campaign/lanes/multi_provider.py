@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -37,6 +37,8 @@ from campaign.store.engine import describe
 from campaign.store.migrate import open_store
 from campaign.supervise import critical, interruptible
 from campaign.supervise.procfs import ProcFS
+from sqlalchemy import Engine
+from campaign.schedule import ScheduledTrial
 
 
 def _nothing_to_continue() -> RerunWith:
@@ -118,7 +120,7 @@ def run(
             repository.release_campaign(engine, campaign_id, me)
 
 
-def _hold_every_lease(engine, campaign_id: int, me: leases.WorkerIdentity, proc: ProcFS) -> None:
+def _hold_every_lease(engine: Engine, campaign_id: int, me: leases.WorkerIdentity, proc: ProcFS) -> None:
     """The single runner drives every provider: it must hold every lease, so no worker
     elsewhere runs one of them at the same time. Leases of lost workers are settled first:
     a holder proven dead on this machine at once, any other once its heartbeat is stale."""
@@ -130,7 +132,7 @@ def _hold_every_lease(engine, campaign_id: int, me: leases.WorkerIdentity, proc:
         raise holders.LeaseHeld(campaign_id, holders.held_by_others(engine, campaign_id, others, proc), stale_seconds=worker.STALE_SECONDS, db=describe(engine.url))
 
 
-def _drive(engine, campaign_id, inputs: CampaignInputs, schedule, stream, timer, caps: leases.Caps | None = None, me: leases.WorkerIdentity | None = None) -> CampaignResult:
+def _drive(engine: Engine, campaign_id: int, inputs: CampaignInputs, schedule: Sequence[ScheduledTrial], stream: TextIO | None, timer: Callable[[], float], caps: leases.Caps | None = None, me: leases.WorkerIdentity | None = None) -> CampaignResult:
     """Run every provider's scheduled trials here, in schedule order, holding every lease.
 
     A pass walks the schedule once; a trial whose attempt the provider ended goes back

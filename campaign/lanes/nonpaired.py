@@ -33,6 +33,7 @@ from campaign.store import repository
 from campaign.store.engine import describe
 from campaign.store.migrate import open_store
 from campaign.supervise import critical, interruptible
+from sqlalchemy import Engine
 
 OFFLINE_MODEL = "offline:synthetic"
 VARIANT = "default"
@@ -140,7 +141,7 @@ _TRIAL_FIELDS = (
 )
 
 
-def build_report(engine, campaign_id: int) -> dict[str, Any]:
+def build_report(engine: Engine, campaign_id: int) -> dict[str, Any]:
     """The nonpaired report, from the store only, with allowlisted fields."""
     campaign = repository.get_campaign(engine, campaign_id)
     trials = {t.id: t for t in repository.trials_in_order(engine, campaign_id)}
@@ -171,7 +172,7 @@ def build_report(engine, campaign_id: int) -> dict[str, Any]:
     }
 
 
-def write_report(engine, campaign_id: int, output: Path) -> None:
+def write_report(engine: Engine, campaign_id: int, output: Path) -> None:
     output.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(build_report(engine, campaign_id), indent=2, sort_keys=True) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=".report-", dir=output.parent)

@@ -162,7 +162,7 @@ NOT_IN_CAMPAIGN = (
 )
 
 
-def _given(opts: CodingOptions, table) -> list[str]:
+def _given(opts: CodingOptions, table: tuple[tuple[str, str], ...]) -> list[str]:
     return [name for name, field in table if getattr(opts, field) not in (None, False)]
 
 

@@ -31,6 +31,7 @@ from campaign.store import repository
 from campaign.store.engine import describe
 from campaign.store.migrate import open_store
 from campaign.supervise import critical, interruptible
+from sqlalchemy import Engine
 
 Progress = Callable[[str], None]
 
@@ -196,7 +197,7 @@ def run(
     )
 
 
-def _spend_text(engine, campaign_id: int) -> str:
+def _spend_text(engine: Engine, campaign_id: int) -> str:
     """Measured spend so far: exact, ``+?`` when some attempts' cost is unknown, ``?`` when all are."""
     known, unknown = repository.measured_spend_parts(engine, campaign_id)
     if unknown and known is None:

@@ -42,6 +42,12 @@ from campaign.providers import load_catalog
 from campaign.store import leases, repository
 from campaign.supervise import critical, interruptible
 from campaign.supervise.procfs import ProcFS
+from campaign.lanes.campaign_inputs import CampaignInputs
+from campaign.lanes.campaign_outputs import CampaignResult
+from campaign.progress import Progress
+from campaign.providers import Catalog
+from campaign.schedule import ScheduledTrial
+from campaign.store.models import Trial
 
 POLL_SECONDS = 0.5
 # How long an interrupted runner waits for workers elsewhere to finish their attempts
@@ -69,7 +75,7 @@ class WorkerLost(CampaignError):
         return "\n".join(lines)
 
 
-def experiment_options(stored: Mapping[str, Any], given: opt.CodingOptions, catalog) -> opt.CodingOptions:
+def experiment_options(stored: Mapping[str, Any], given: opt.CodingOptions, catalog: Catalog) -> opt.CodingOptions:
     """The options that reproduce a stored campaign experiment; what the worker was given wins.
 
     Everything but the agent profile file, the base config and a custom providers
@@ -101,7 +107,7 @@ def experiment_options(stored: Mapping[str, Any], given: opt.CodingOptions, cata
     )
 
 
-def worker_inputs(engine: Engine, campaign_id: int, given: opt.CodingOptions, environ: Mapping[str, str]):
+def worker_inputs(engine: Engine, campaign_id: int, given: opt.CodingOptions, environ: Mapping[str, str]) -> CampaignInputs:
     """The campaign's inputs rebuilt from its stored experiment, refused when they differ."""
     row = repository.get_campaign(engine, campaign_id)
     if row is None or row.kind != "campaign":
@@ -129,7 +135,17 @@ def worker_argv(db: str, campaign_id: int, opts: opt.CodingOptions) -> list[str]
     return argv
 
 
-def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.CodingOptions, *, stream: TextIO | None, caps, timer: Callable[[], float] = time.monotonic):
+def coordinate(
+    engine: Engine,
+    campaign_id: int,
+    inputs: CampaignInputs,
+    schedule: Sequence[ScheduledTrial],
+    opts: opt.CodingOptions,
+    *,
+    stream: TextIO | None,
+    caps: leases.Caps | None,
+    timer: Callable[[], float] = time.monotonic,
+) -> CampaignResult:
     """Start the local workers, follow them through the store, close the campaign."""
     repository.set_campaign_state(engine, campaign_id, expected=("running", "interrupted", "stopped", "completed"), state="running")
     trials = repository.trials_in_order(engine, campaign_id)
@@ -228,7 +244,7 @@ def _settle_lost(engine: Engine, campaign_id: int, procs: Sequence[subprocess.Po
         leases.halt_lost(engine, campaign_id, lease)
 
 
-def _follow(engine: Engine, campaign_id: int, trials, progress, seen: set[int], skipped: set[int]) -> None:
+def _follow(engine: Engine, campaign_id: int, trials: Sequence[Trial], progress: Progress | None, seen: set[int], skipped: set[int]) -> None:
     if progress is None:
         return
     by_pk = {t.id: t for t in trials}

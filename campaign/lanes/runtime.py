@@ -12,6 +12,7 @@ from pathlib import Path
 from campaign.agents.profiles import RuntimeSpec
 from campaign.errors import CampaignError
 from campaign.isolation import LOOPBACK
+from campaign.supervise.supervisor import Process
 
 _POLL = 0.05
 
@@ -47,7 +48,7 @@ def _answers(port: int, spec: RuntimeSpec) -> bool:
         return False
 
 
-def wait_healthy(process, capture: Path, spec: RuntimeSpec, *, timer: Callable[[], float] = time.monotonic, deadline: float) -> int:
+def wait_healthy(process: Process, capture: Path, spec: RuntimeSpec, *, timer: Callable[[], float] = time.monotonic, deadline: float) -> int:
     """The runtime's port once it answers on loopback; RuntimeBootFailed otherwise.
 
     Bounded by the runtime's own boot deadline and by the attempt's deadline,

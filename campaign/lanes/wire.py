@@ -32,6 +32,7 @@ from campaign.profiler.capture import CAPTURE_NAME, Capture, read_capture
 from campaign.profiler.wire import DEFAULT_SILENCE_S
 from campaign.providers import REPLAY, Provider
 from campaign.supervise import pinned
+from campaign.supervise import Supervisor
 
 PROFILER_DIR = "profiler"
 _BOOT_S = 30.0
@@ -98,7 +99,7 @@ def _announce_spec(pattern: str) -> RuntimeSpec:
     return RuntimeSpec(argv=("-",), health=HealthCheck(kind="tcp", port_pattern=pattern), deadline_seconds=_BOOT_S)
 
 
-def start(sup, held: PinnedRoot, route: WireRoute, task_name: str, *, runner_python: str, deadline: float, timer: Callable[[], float]) -> WireSession:
+def start(sup: Supervisor, held: PinnedRoot, route: WireRoute, task_name: str, *, runner_python: str, deadline: float, timer: Callable[[], float]) -> WireSession:
     """Start the upstream (when replayed) and the proxy; WireStartFailed when either does not answer.
 
     Their outputs are created by the engine in the pinned captures directory and

@@ -29,6 +29,7 @@ from campaign.store import leases, repository
 from campaign.store.models import Trial
 from campaign.supervise import critical, interruptible
 from campaign.vocabulary import VERDICTS
+from campaign.lanes.campaign_inputs import CampaignInputs
 
 HEARTBEAT_SECONDS = 2.0
 # A worker with nothing to claim while another holds a lease looks again after this long:
@@ -38,7 +39,7 @@ WAIT_SECONDS = 0.5
 STALE_SECONDS = 20.0
 
 
-def plan_for(inputs, trial: Trial) -> AttemptPlan:
+def plan_for(inputs: CampaignInputs, trial: Trial) -> AttemptPlan:
     """The attempt plan of one trial of a campaign (``CampaignInputs``)."""
     provider = next(p for p in inputs.providers if p.name == trial.provider)
     return AttemptPlan(
@@ -75,7 +76,7 @@ class Step:
 def step(
     engine: Engine,
     trial: Trial,
-    inputs,
+    inputs: CampaignInputs,
     *,
     me: leases.WorkerIdentity,
     caps: leases.Caps | None,
@@ -114,7 +115,7 @@ def step(
     return Step(result=result, provider_stop=provider_stop, campaign_stop=result.stop_reason, halted=halt)
 
 
-def attempt_event(trial, outcome: str, failure_class: str | None, cost_usd: float | None, spend_complete: bool | None, equivalent_usd: float | None, seconds: float | None = None) -> AttemptFinished:
+def attempt_event(trial: Trial, outcome: str, failure_class: str | None, cost_usd: float | None, spend_complete: bool | None, equivalent_usd: float | None, seconds: float | None = None) -> AttemptFinished:
     """A finished attempt for the progress display: its verdict, or the outcome that left
     it without one, and its spend as the caps count it (unknown stays unknown)."""
     spent = repository.counted_spend(cost_usd, spend_complete, equivalent_usd)
@@ -193,7 +194,7 @@ def _closed(campaign_id: int, look: leases.Outlook) -> WorkerStopped:
 def run_worker(
     engine: Engine,
     campaign_id: int,
-    inputs,
+    inputs: CampaignInputs,
     me: leases.WorkerIdentity,
     *,
     providers: Sequence[str] | None = None,
