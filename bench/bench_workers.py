@@ -65,12 +65,14 @@ from sqlalchemy import create_engine, func, select
 from sqlalchemy.engine import make_url
 
 from campaign.benchmark import task_names
-from campaign.providers import BUILTIN_CATALOG
 from campaign.schedule import build_schedule
 from campaign.store import leases, money, repository
 from campaign.store.engine import make_engine, resolve_url
 from campaign.store.migrate import open_store
 from campaign.store.models import Attempt, Campaign, SpendReservation, Trial
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from helpers.catalogs import offline_copies  # noqa: E402
 
 CEILING = Decimal("0.001")
 NEVER_BINDS = Decimal("1000000")
@@ -244,9 +246,7 @@ def bench_claims(args, base: Path) -> None:
 
 def write_catalog(path: Path) -> Path:
     """The shipped offline provider three times over, as tests/test_workers.py builds two."""
-    text = BUILTIN_CATALOG.read_text()
-    block = text[text.index("[providers.offline]") :]
-    path.write_text("\n".join(block.replace("[providers.offline", f"[providers.{name}") for name in WALL_PROVIDERS))
+    path.write_text(offline_copies(WALL_PROVIDERS))
     return path
 
 

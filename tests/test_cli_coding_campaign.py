@@ -20,6 +20,7 @@ import pytest
 from campaign import benchmark
 from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
+from helpers.catalogs import offline_copies
 from workspace import run
 
 TASKS = "semver-precedence,invoice-rounding"
@@ -296,14 +297,8 @@ def test_two_concurrent_resumers_never_double_run(tmp_path):
 def test_only_the_providers_own_credential_reaches_its_attempts(tmp_path, monkeypatch):
     seen = tmp_path / "seen"
     seen.mkdir()
-    text = CATALOG.read_text()
-    offline = text[text.index("[providers.offline]") :]
     catalog = tmp_path / "providers.toml"
-    catalog.write_text(
-        offline.replace("[providers.offline]", "[providers.alpha]").replace("[providers.offline.prices]", "[providers.alpha.prices]").replace('route = "offline"', 'route = "alpha"\ncredential_env = "ALPHA_API_KEY"')
-        + "\n"
-        + offline.replace("[providers.offline]", "[providers.beta]").replace("[providers.offline.prices]", "[providers.beta.prices]").replace('route = "offline"', 'route = "beta"\ncredential_env = "BETA_API_KEY"')
-    )
+    catalog.write_text(offline_copies(("alpha", "beta"), extra={"alpha": 'credential_env = "ALPHA_API_KEY"', "beta": 'credential_env = "BETA_API_KEY"'}))
     spy = tmp_path / "spy.toml"
     script = "import os,sys,json; open(os.path.join(sys.argv[1], sys.argv[2].replace('/', '_')), 'w').write(json.dumps(sorted(k for k in os.environ if k.endswith('_KEY')))); os.execv(sys.executable, [sys.executable, '-P', '-m', 'campaign.agents.offline'] + sys.argv[3:])"
     spy.write_text(

@@ -20,11 +20,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from helpers.catalogs import offline_copies
 from helpers.procs import wait_for
 from sqlalchemy import text
 
 from campaign.cli import cli
-from campaign.providers import BUILTIN_CATALOG
 from campaign.store.engine import make_engine, resolve_url
 
 TASKS = "semver-precedence,invoice-rounding"
@@ -39,11 +39,8 @@ SLOW_AGENT = (
 @pytest.fixture
 def catalog(tmp_path: Path) -> Path:
     """Two offline providers, alpha and beta: two routes that need no network."""
-    text_ = BUILTIN_CATALOG.read_text()
-    block = text_[text_.index("[providers.offline]") :]
     path = tmp_path / "providers.toml"
-    blocks = (block.replace("[providers.offline", f"[providers.{name}").replace('route = "offline"', f'route = "{name}"') for name in ("alpha", "beta"))
-    path.write_text("\n".join(blocks))
+    path.write_text(offline_copies(("alpha", "beta")))
     return path
 
 
@@ -273,9 +270,7 @@ RACES = 20
 
 
 def race_catalog(path: Path) -> Path:
-    text_ = BUILTIN_CATALOG.read_text()
-    block = text_[text_.index("[providers.offline]") :]
-    path.write_text("\n".join(block.replace("[providers.offline", f"[providers.{name}") for name in RACE_PROVIDERS))
+    path.write_text(offline_copies(RACE_PROVIDERS))
     return path
 
 
