@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from campaign.vocabulary import PRICE_BASIS_NAMES, SPEND_COUNTERS
+from campaign.vocabulary import PRICE_BASIS_NAMES, PRICE_CATEGORIES, SPEND_COUNTERS
 from campaign import inputs
 from campaign.agents.profiles import builtin_profile_names
 from campaign.errors import UsageProblem
@@ -61,7 +61,6 @@ _PROVIDER_KEYS = {"route", "default_model", "credential_env", "agent", "basis", 
 _OPTIONAL_KEYS = {"credential_env", "upstream", "silence_s"}
 REPLAY = "replay"
 _UPSTREAM = re.compile(r"^(replay|https?://[A-Za-z0-9.\-]+(:\d{1,5})?(/[A-Za-z0-9._~/\-]*)?)$")
-_PRICE_KEYS = ("uncached_input", "cached_input", "cache_write", "output")
 
 
 @dataclass(frozen=True)
@@ -258,9 +257,9 @@ def _upstream(value: Any, where: str) -> str | None:
 def _prices(table: Any, where: str) -> Prices:
     if not isinstance(table, dict):
         raise ValueError(f"{where} must be a table of USD per million tokens")
-    _no_unknown_keys(table, set(_PRICE_KEYS), f"{where}.")
+    _no_unknown_keys(table, set(PRICE_CATEGORIES), f"{where}.")
     values = {}
-    for key in _PRICE_KEYS:
+    for key in PRICE_CATEGORIES:
         if key not in table:
             raise ValueError(f"{where}: missing key {key}")
         value = table[key]

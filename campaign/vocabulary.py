@@ -31,6 +31,10 @@ LEDGER_ROLES = ("runtime", "client", "verifier", "fixture", "descendant", "profi
 
 # What a price is paid on, in price order (a providers catalog's prices).
 SPEND_COUNTERS = ("uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+# The same, as a catalog's price keys and the capture's usage keys name them.
+PRICE_CATEGORIES = tuple(c.removesuffix("_tokens") for c in SPEND_COUNTERS)
+# The usage keys of the generic JSON format (agents/GENERIC_FORMAT.md), in price order.
+GENERIC_USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
 # What the recording proxy witnesses for an attempt.
 WIRE_COUNTERS = ("completed_turns", *SPEND_COUNTERS)
 # Bridge diagnostics: meaningful only with the diagnostic events version marker.

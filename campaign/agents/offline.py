@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from campaign.errors import CampaignError
+from campaign.vocabulary import GENERIC_USAGE_KEYS
 
 DEFAULT_SUCCESS = {"legacy": 0.70, "coding": 0.78}
 DEFAULT_PROFILE = "legacy"  # the runtime default when the config has no disclosure table
@@ -234,8 +235,7 @@ def _telemetry(rng: random.Random, profile: str | None) -> list[dict[str, Any]]:
 
 
 def synthetic_cost(turns: Sequence[dict[str, Any]]) -> float:
-    keys = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
-    usd = sum(t["usage"][k] * price / 1e6 for t in turns for k, price in zip(keys, _PRICES))
+    usd = sum(t["usage"][k] * price / 1e6 for t in turns for k, price in zip(GENERIC_USAGE_KEYS, _PRICES))
     return round(usd, 6)
 
 

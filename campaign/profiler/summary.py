@@ -20,12 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from campaign.vocabulary import WIRE_COUNTERS
+from campaign.vocabulary import PRICE_CATEGORIES, SPEND_COUNTERS, WIRE_COUNTERS
 from campaign.agents.record import AgentRecord, TurnUsage
 from campaign.profiler import faults
 from campaign.profiler.capture import Capture
 
-_USAGE_KEYS = {"uncached_input_tokens": "uncached_input", "cached_input_tokens": "cached_input", "cache_write_tokens": "cache_write", "output_tokens": "output"}
+_USAGE_KEYS = dict(zip(SPEND_COUNTERS, PRICE_CATEGORIES, strict=True))
 
 
 @dataclass(frozen=True)

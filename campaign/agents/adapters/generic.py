@@ -45,10 +45,9 @@ from campaign.agents.adapters import Adapter
 from campaign.agents.adapters._disclosure import profile_name, read_disclosure
 from campaign.agents.adapters._read import count, get, load_json, load_lines, money, one_of, plain_json, text, total
 from campaign.agents.record import AgentRecord, ErrorClass, TurnUsage, unknown_record, with_error
-from campaign.vocabulary import ERROR_CLASSES
+from campaign.vocabulary import ERROR_CLASSES, GENERIC_USAGE_KEYS
 
 FORMAT_VERSION = 1
-_USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
 _RESULT_ERRORS = frozenset(ERROR_CLASSES) - {"unparseable_output", "empty_output"}
 _TOOL_STATUSES = frozenset({"ok", "error", "cancelled"})
 
@@ -130,10 +129,10 @@ def _turn(turn: Any) -> TurnUsage:
 
 def _usage(totals: Any, turns: list[Any] | None) -> dict[str, int | None]:
     if isinstance(totals, dict):
-        return {k: count(totals.get(k)) for k in _USAGE_KEYS}
+        return {k: count(totals.get(k)) for k in GENERIC_USAGE_KEYS}
     if turns:
-        return {k: total([count(get(t, "usage", k)) for t in turns]) for k in _USAGE_KEYS}
-    return dict.fromkeys(_USAGE_KEYS)
+        return {k: total([count(get(t, "usage", k)) for t in turns]) for k in GENERIC_USAGE_KEYS}
+    return dict.fromkeys(GENERIC_USAGE_KEYS)
 
 
 def _tools(result: dict[str, Any]) -> tuple[int | None, int | None]:
