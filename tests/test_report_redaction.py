@@ -20,7 +20,9 @@ from test_report_fixtures import insert_campaign, paired_trials
 
 from campaign.cli import cli
 from campaign.report import build_report
+from campaign.report import allowlist as A
 from campaign.report import schema as S
+from campaign.report.codegen import Obj
 from campaign.store.models import Campaign
 
 CANARY = "CANARYq7x"  # no hex letters beyond 'a'/'c': a redacted hash cannot spell it
@@ -139,24 +141,24 @@ def test_no_canary_reaches_the_report_or_the_export(engine, db_url, runner, tmp_
 # --- the schema itself -------------------------------------------------------------
 
 
-def _allowed_strings(node: S.Type, acc: set[str]) -> set[str]:
-    if isinstance(node, S.Enum):
+def _allowed_strings(node: A.Type, acc: set[str]) -> set[str]:
+    if isinstance(node, A.Enum):
         acc.update(node.values)
-    elif isinstance(node, S.Const) and isinstance(node.value, str):
+    elif isinstance(node, A.Const) and isinstance(node.value, str):
         acc.add(node.value)
-    elif isinstance(node, S.Obj):
+    elif isinstance(node, Obj):
         for child in node.fields.values():
             _allowed_strings(child, acc)
-    elif isinstance(node, S.List):
+    elif isinstance(node, A.List):
         _allowed_strings(node.item, acc)
-    elif isinstance(node, S.Map):
+    elif isinstance(node, A.Map):
         _allowed_strings(node.key, acc)
         _allowed_strings(node.value, acc)
     return acc
 
 
-ALLOWED = _allowed_strings(S.REPORT_SCHEMA, {S.UNLISTED})
-PATTERNS = (S.SCHEDULE_ID_RE, S.MODEL_RE, S.SHA256_RE, S.REVISION_RE, S.TIMESTAMP_RE, S.VERSION_RE)
+ALLOWED = _allowed_strings(S.REPORT_SCHEMA, {A.UNLISTED})
+PATTERNS = (S.SCHEDULE_ID_RE, S.MODEL_RE, S.SHA256_RE, S.REVISION_RE, A.TIMESTAMP_RE, S.VERSION_RE)
 SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@:/-]*")
 
 
@@ -187,13 +189,13 @@ json_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.t
 any_json = st.recursive(json_leaf, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)), max_leaves=8)
 
 
-def strategy_for(node: S.Type, depth: int = 0):
-    if isinstance(node, S.Obj):
+def strategy_for(node: A.Type, depth: int = 0):
+    if isinstance(node, Obj):
         fields = {k: strategy_for(v, depth + 1) for k, v in node.fields.items()}
         return st.one_of(st.fixed_dictionaries(fields, optional={"free_text": st.text(max_size=20), "prompt": any_json}), any_json)
-    if isinstance(node, S.List):
+    if isinstance(node, A.List):
         return st.one_of(st.lists(strategy_for(node.item, depth + 1), max_size=2 if depth else 3), any_json)
-    if isinstance(node, S.Map):
+    if isinstance(node, A.Map):
         return st.one_of(st.dictionaries(st.text(max_size=70) | st.sampled_from(sorted(ALLOWED)), strategy_for(node.value, depth + 1), max_size=2), any_json)
     return any_json
 
@@ -201,10 +203,10 @@ def strategy_for(node: S.Type, depth: int = 0):
 @settings(max_examples=60, deadline=None)
 @given(strategy_for(S.REPORT_SCHEMA))
 def test_anything_passed_through_the_schema_is_allowlisted(doc):
-    clean, _ = S.sanitize(doc)
+    clean, _ = A.sanitize(doc, S.REPORT_SCHEMA)
     if clean is not None:
         assert_only_allowed(clean)
-        again, changed = S.sanitize(clean)
+        again, changed = A.sanitize(clean, S.REPORT_SCHEMA)
         assert again == clean and not any(changed.as_dict().values())
 
 
@@ -213,10 +215,10 @@ def test_anything_passed_through_the_schema_is_allowlisted(doc):
 def test_the_export_fixed_point_check_agrees_with_the_cleaners(doc):
     """`campaign export` checks the report without re-cleaning it: the check must say
     "unchanged" exactly when the cleaners would change nothing."""
-    clean, changed = S.sanitize(doc)
+    clean, changed = A.sanitize(doc, S.REPORT_SCHEMA)
     unchanged = not any(changed.as_dict().values()) and json.dumps(clean, sort_keys=True) == json.dumps(doc, sort_keys=True)
-    assert S.is_allowlisted(doc) == unchanged
-    assert S.is_allowlisted(clean)
+    assert A.is_allowlisted(doc, S.REPORT_SCHEMA) == unchanged
+    assert A.is_allowlisted(clean, S.REPORT_SCHEMA)
 
 
 def test_built_reports_hold_only_allowlisted_strings(engine, monkeypatch):
@@ -262,10 +264,10 @@ def test_built_reports_hold_only_allowlisted_strings(engine, monkeypatch):
     ],
 )
 def test_model_pattern(value, kept):
-    clean, _ = S.sanitize(value, S.Model())
+    clean, _ = A.sanitize(value, S.Model())
     assert (clean == value) is kept
     if not kept:
-        assert clean == S.redacted_id(value)
+        assert clean == A.redacted_id(value)
 
 
 def test_a_credential_shaped_model_name_never_reaches_a_report():
@@ -285,7 +287,7 @@ def test_a_path_uuid_or_address_in_agent_model_is_redacted_never_leaked(engine):
     cid = insert_campaign(engine, paired_trials(["a", "b"], 1, lambda t, r, v: {"verified_pass": True, "agent_model": next(models)}))
     report = build_report(engine, cid)
     shown = [t["agent_model"] for t in report["trials"]]
-    assert shown == [S.redacted_id(v) for v in leaks] + ["anthropic:claude-sonnet-4-5-20250929"]
+    assert shown == [A.redacted_id(v) for v in leaks] + ["anthropic:claude-sonnet-4-5-20250929"]
     text = json.dumps(report)
     assert all(part not in text for part in ("alice", "123e4567", "example.com"))
     assert report["redaction"]["redacted_ids"] >= 3

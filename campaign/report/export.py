@@ -24,7 +24,8 @@ from campaign.errors import CampaignError, UsageProblem
 from campaign.report.forest import render_svg
 from campaign.report.live import build_report, resolve_campaign
 from campaign.report.markdown import render_markdown
-from campaign.report.schema import REPORT_SCHEMA, is_allowlisted
+from campaign.report.allowlist import is_allowlisted
+from campaign.report.schema import REPORT_SCHEMA
 
 
 @dataclass(frozen=True)

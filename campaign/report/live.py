@@ -28,23 +28,14 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from campaign.vocabulary import VARIANT_PROFILES
+from campaign.vocabulary import NOT_ATTEMPTED_REASONS, VARIANT_PROFILES, VARIANTS
 from campaign import __version__
 from campaign.bulk import collector_paused
 from campaign.errors import CampaignError, UsageProblem
 from campaign.report import aggregates, results, stats
 from campaign.report.integrity import Integrity, check_rows, read_lineage, refuse_unless_verified
-from campaign.report.schema import (
-    AGENTS,
-    NOT_ATTEMPTED_REASONS,
-    REDACTION,
-    REPORT_SCHEMA,
-    SHA256_RE,
-    TRIAL,
-    VARIANTS,
-    enum_or_unlisted,
-    sanitize,
-)
+from campaign.report.allowlist import enum_or_unlisted, sanitize
+from campaign.report.schema import AGENTS, REDACTION, REPORT_SCHEMA, SHA256_RE, TRIAL
 from campaign.store import repository, snapshot
 from campaign.store.models import Campaign
 

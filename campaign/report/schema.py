@@ -1,61 +1,31 @@
-"""The redaction allowlist: a structural schema of everything a shared report may hold.
+"""What a shared report may hold: the report's allowlist, declared.
 
-A report is built as plain Python values, then passed through ``sanitize``
-with ``REPORT_SCHEMA`` before anything is written. The schema has no type for
-free text: a leaf is a number, a boolean, null, a SHA-256 hex digest, a
-timestamp, a member of a code-authored enum, or an identifier matching a
-strict pattern. So a prompt, model output, an exception message, a header, a
-credential or a path cannot reach the JSON, and the Markdown and SVG (which
-are rendered from the sanitized JSON only) cannot show one either. Keys not in
-the schema are dropped; that is how new store columns stay private until
-someone adds them here on purpose.
-
-What happens to a value that does not fit:
-
-- an enum value outside its vocabulary becomes ``"unlisted"`` (extend the
-  vocabulary below to report a new class);
-- an identifier that does not match its pattern becomes ``redacted-<16 hex>``
-  (a SHA-256 prefix, so distinct tasks stay distinct clusters);
-- a digest that is not 64 lowercase hex, a non-finite number, or a value of
-  the wrong type becomes ``null``.
-
-Each of these is counted in the report's ``redaction`` block.
+A report is built as plain Python values, then passed through the allowlist
+(``report/allowlist.py``) with ``REPORT_SCHEMA`` before anything is written. The
+schema has no type for free text: a leaf is a number, a boolean, null, a
+SHA-256 hex digest, a timestamp, a member of a code-authored enum, or an
+identifier matching one of the strict patterns below. So a prompt, model
+output, an exception message, a header, a credential or a path cannot reach
+the JSON, and the Markdown and SVG (which are rendered from the sanitized JSON
+only) cannot show one either. Keys not declared here are dropped; that is how
+new store columns stay private until someone adds them here on purpose. To
+report a new class, extend its word list in ``campaign/vocabulary.py`` (the
+engine's words) or below (the words only the report authors).
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
-import itertools
-import math
 import re
-import types
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from campaign import vocabulary
-
-UNLISTED = "unlisted"
+from campaign.report.allowlist import Bool, Const, Enum, Int, List, Map, Num, Pattern, Timestamp
+from campaign.report.codegen import Obj
 
 # --- code-authored vocabularies ---------------------------------------------------
 
 # The engine's bounded words come from campaign.vocabulary, so the lanes, the store
 # and the allowlist cannot drift apart; the report authors only the words below.
-VARIANTS = vocabulary.VARIANTS
-DISCLOSURE_PROFILES = vocabulary.DISCLOSURE_PROFILES
-CAMPAIGN_KINDS = vocabulary.CAMPAIGN_KINDS
-CAMPAIGN_STATES = vocabulary.CAMPAIGN_STATES
-TRIAL_STATUSES = vocabulary.TRIAL_STATUSES
-ATTEMPT_STATUSES = vocabulary.ATTEMPT_STATUSES
 AGENTS = (*vocabulary.BUILTIN_AGENTS, "custom")
-OUTCOMES = vocabulary.OUTCOMES
-FAILURE_CLASSES = vocabulary.FAILURE_CLASSES
-TEARDOWN_OUTCOMES = vocabulary.TEARDOWN_OUTCOMES
-CONTAINMENT = vocabulary.CONTAINMENTS
-STOP_REASONS = vocabulary.STOP_REASONS
-NOT_ATTEMPTED_REASONS = vocabulary.NOT_ATTEMPTED_REASONS
-SPEND_ONLY_REASONS = vocabulary.SPEND_ONLY_REASONS
 # The basis of an equivalent-spend figure (providers catalog ``basis``, as an id).
 PRICE_BASES = ("public_list_price", "synthetic")
 EQUIVALENT_LABELS = ("list-price equivalent, not billed", "synthetic-price equivalent, not billed")
@@ -133,143 +103,7 @@ MODEL_RE = re.compile(
 )
 SHA256_RE = re.compile(r"[0-9a-f]{64}")
 REVISION_RE = re.compile(r"[0-9a-f]{7,64}")
-TIMESTAMP_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|\+00:00)")
 VERSION_RE = re.compile(r"[0-9]+(?:\.[0-9A-Za-z]+){0,4}")
-MAX_ID_LENGTH = 160
-
-
-@dataclass
-class Stats:
-    """What the sanitizer changed; reported so a reader sees the allowlist at work."""
-
-    dropped_keys: int = 0
-    unlisted_values: int = 0
-    redacted_ids: int = 0
-    nulled_values: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {"dropped_keys": self.dropped_keys, "unlisted_values": self.unlisted_values, "redacted_ids": self.redacted_ids, "nulled_values": self.nulled_values}
-
-
-Cleaner = Callable[[Any, Stats], Any]
-
-
-class Type:
-    """A schema node. ``compile`` returns a function value -> allowed value."""
-
-    def compile(self) -> Cleaner:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class Int(Type):
-    def compile(self) -> Cleaner:
-        def clean(v: Any, s: Stats) -> int | None:
-            if v is None or type(v) is int:
-                return v
-            s.nulled_values += 1
-            return None
-
-        return clean
-
-
-@dataclass(frozen=True)
-class Num(Type):
-    def compile(self) -> Cleaner:
-        def clean(v: Any, s: Stats) -> float | int | None:
-            t = type(v)
-            if v is None or t is int:
-                return v
-            if t is float and math.isfinite(v):
-                return v
-            s.nulled_values += 1
-            return None
-
-        return clean
-
-
-@dataclass(frozen=True)
-class Bool(Type):
-    def compile(self) -> Cleaner:
-        def clean(v: Any, s: Stats) -> bool | None:
-            if v is None or v is True or v is False:
-                return v
-            s.nulled_values += 1
-            return None
-
-        return clean
-
-
-@dataclass(frozen=True)
-class Const(Type):
-    """A fixed code-authored value; anything else is replaced by it."""
-
-    value: Any
-
-    def compile(self) -> Cleaner:
-        value = self.value
-        return lambda v, s: value
-
-
-@dataclass(frozen=True)
-class Enum(Type):
-    values: tuple[str, ...]
-
-    def compile(self) -> Cleaner:
-        allowed = frozenset(self.values) | {UNLISTED}
-
-        def clean(v: Any, s: Stats) -> str | None:
-            if v is None:
-                return None
-            if type(v) is str and v in allowed:
-                return v
-            s.unlisted_values += 1
-            return UNLISTED
-
-        return clean
-
-
-@dataclass(frozen=True)
-class Pattern(Type):
-    """A string matching ``regex`` in full; otherwise ``redacted-<hash>`` or null."""
-
-    regex: re.Pattern[str]
-    redact: bool = True
-
-    def compile(self) -> Cleaner:
-        fullmatch = self.regex.fullmatch
-        redact = self.redact
-        cache: dict[str, tuple[str | None, bool]] = {}
-
-        def clean(v: Any, s: Stats) -> str | None:
-            if v is None:
-                return None
-            if type(v) is not str:
-                s.nulled_values += 1
-                return None
-            hit = cache.get(v)
-            if hit is None:
-                ok = len(v) <= MAX_ID_LENGTH and fullmatch(v) is not None
-                hit = (v, False) if ok else (redacted_id(v) if redact else None, True)
-                if len(cache) < 100_000:
-                    cache[v] = hit
-            if hit[1]:
-                _count(s, redact)
-            return hit[0]
-
-        clean.cache = cache  # type: ignore[attr-defined]  # read by generated Obj cleaners
-        return clean
-
-
-def _count(s: Stats, redact: bool) -> None:
-    if redact:
-        s.redacted_ids += 1
-    else:
-        s.nulled_values += 1
-
-
-def redacted_id(value: str) -> str:
-    return "redacted-" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def Id() -> Pattern:
@@ -294,270 +128,6 @@ def Revision() -> Pattern:
 
 def Version() -> Pattern:
     return Pattern(VERSION_RE, redact=False)
-
-
-@dataclass(frozen=True)
-class Timestamp(Type):
-    """UTC ISO-8601; datetimes are converted, strings must already be in that form."""
-
-    def compile(self) -> Cleaner:
-        def clean(v: Any, s: Stats) -> str | None:
-            if v is None:
-                return None
-            if isinstance(v, dt.datetime) and v.tzinfo is not None:
-                return v.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
-            if type(v) is str and TIMESTAMP_RE.fullmatch(v):
-                return v
-            s.nulled_values += 1
-            return None
-
-        return clean
-
-
-# A generator lets the report stream its per-trial rows through the schema.
-_SEQUENCES = (list, tuple, types.GeneratorType)
-
-
-@dataclass(frozen=True)
-class List(Type):
-    item: Type
-    max_items: int | None = None
-
-    def compile(self) -> Cleaner:
-        item = self.item.compile()
-        limit = self.max_items
-
-        def clean(v: Any, s: Stats) -> list[Any] | None:
-            if v is None:
-                return None
-            if type(v) not in _SEQUENCES:
-                s.nulled_values += 1
-                return None
-            out = [item(x, s) for x in (v if limit is None else itertools.islice(v, limit))]
-            if limit is not None:
-                s.dropped_keys += sum(1 for _ in v) if isinstance(v, types.GeneratorType) else max(0, len(v) - limit)
-            return out
-
-        return clean
-
-
-@dataclass(frozen=True)
-class Obj(Type):
-    """An object with exactly these keys (missing ones become null, extra ones are dropped)."""
-
-    fields: Mapping[str, Type] = field(default_factory=dict)
-
-    def compile(self) -> Cleaner:
-        """A generated function: number, boolean, enum and id leaves inlined, other leaves called.
-
-        Same result as calling each field's cleaner in turn; generating it makes
-        the per-trial rows (100,000 of them in the benchmark) several times
-        cheaper. Only schema keys (checked to be plain identifiers) and fixed
-        code go into the generated source.
-        """
-        namespace: dict[str, Any] = {"keys": frozenset(self.fields), "isfinite": math.isfinite}
-        body = [
-            "def clean(v, s):",
-            "    if v is None:",
-            "        return None",
-            "    if type(v) is not dict:",
-            "        s.nulled_values += 1",
-            "        return None",
-            "    if not keys.issuperset(v):",
-            "        s.dropped_keys += len(set(v) - keys)",
-            "    get = v.get",
-        ]
-        out = []
-        for i, (key, node) in enumerate(self.fields.items()):
-            out.append(f"{key!r}: a{i}")
-            body += _field_code(namespace, i, key, node, f"get({key!r})", "    ")
-        body.append("    return {" + ", ".join(out) + "}")
-        exec("\n".join(body), namespace)  # noqa: S102 - source built from schema keys only
-        return namespace["clean"]
-
-    def compile_rows(
-        self,
-        columns: Sequence[str],
-        derived: Mapping[str, tuple[Callable[..., Any], tuple[str, ...]]] | None = None,
-        memoized: Mapping[str, tuple[Callable[..., Any], tuple[str, ...]]] | None = None,
-        stored_booleans: Sequence[str] = (),
-        trusted: Sequence[str] = (),
-    ) -> RowsCleaner:
-        """A generated function cleaning whole database rows (tuples) into this object's dicts.
-
-        ``columns`` names the tuple positions; a field found there is read from
-        its position, a field in ``derived`` is ``fn(*those columns)`` (e.g. a JSON
-        text parsed), and any other field is null. Each value then passes the
-        same checks ``compile`` applies, with the same counts, so
-        ``compile_rows(cols)(rows, s)`` equals ``[compile()(dict(zip(cols, r)), s)
-        for r in rows]`` for rows holding only the schema's keys; it just never
-        builds the intermediate dict. A field in ``memoized`` is like one in
-        ``derived``, computed and cleaned once per distinct set of column values
-        (see ``Memoized``). A column in ``stored_booleans`` holds a boolean as the
-        database stores it (0/1 in SQLite) and is read the way SQLAlchemy's Boolean
-        reads one (``bool(value)``, None kept) before its check. A number or boolean
-        field in ``trusted`` is known to hold a value of its type already (the caller
-        proved the rows unedited since the engine wrote them), so it is not checked.
-        """
-        if any(not isinstance(self.fields[key], (Int, Num, Bool)) for key in trusted):
-            raise ValueError("only number and boolean fields can be trusted")
-        derived = dict(derived or {})
-        memoized = dict(memoized or {})
-        index = {name: i for i, name in enumerate(columns)}
-        namespace: dict[str, Any] = {"isfinite": math.isfinite}
-        body = ["def clean_rows(rows, s):", "    out = []", "    append = out.append", "    for r in rows:"]
-        out = []
-        for i, (key, node) in enumerate(self.fields.items()):
-            out.append(f"{key!r}: a{i}")
-            if key in memoized:
-                fn, args = memoized[key]
-                memo = namespace[f"m{i}"] = Memoized(node, fn)
-                namespace[f"k{i}"] = memo.cache
-                parts = [f"r[{index[a]}]" for a in args]
-                arg = parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
-                body += [
-                    f"        x = {arg}",
-                    f"        h = k{i}.get(x) if type(x) in memo_keys else None",
-                    f"        a{i} = (list(h[0]) if h[2] else h[0]) if h is not None and not h[1] else m{i}(x, s)",
-                ]
-                namespace["memo_keys"] = Memoized.KEY_TYPES
-                continue
-            if key in derived:
-                fn, args = derived[key]
-                namespace[f"d{i}"] = fn
-                source = f"d{i}(" + ", ".join(f"r[{index[a]}]" for a in args) + ")"
-            elif key in index and key in stored_booleans:
-                source = f"(None if r[{index[key]}] is None else bool(r[{index[key]}]))"
-            elif key in index:
-                source = f"r[{index[key]}]"
-            else:
-                source = "None"
-            if key in trusted:
-                body.append(f"        a{i} = {source}")
-                continue
-            body += _field_code(namespace, i, key, node, source, "        ")
-        body.append("        append({" + ", ".join(out) + "})")
-        body.append("    return out")
-        exec("\n".join(body), namespace)  # noqa: S102 - source built from schema keys only
-        return namespace["clean_rows"]
-
-
-RowsCleaner = Callable[[Any, Stats], list[dict[str, Any]]]
-
-
-class Memoized:
-    """``node``'s cleaner applied to ``fn(*key)``, once per distinct key.
-
-    For columns with a handful of distinct values over many rows (the applied
-    profiles' JSON, with the trial's variant). Each call still adds that value's
-    counts to the caller's Stats, so the redaction block counts every
-    occurrence, and a list comes back as a fresh copy (its items must be
-    scalars), never shared between rows. ``cache`` maps a key to (value, whether
-    cleaning counted anything, whether it is a list); generated row cleaners read
-    it directly and call the object only for a key not seen before or one whose
-    cleaning counted something.
-    """
-
-    KEY_TYPES = frozenset({str, type(None), tuple, int, bool})
-    _LIMIT = 4096
-
-    def __init__(self, node: Type, fn: Callable[..., Any]) -> None:
-        self._clean = node.compile()
-        self._fn = fn
-        self.cache: dict[Any, tuple[Any, tuple[int, int, int, int] | None, bool]] = {}
-
-    def __call__(self, key: Any, s: Stats) -> Any:
-        hit = self.cache.get(key) if type(key) in self.KEY_TYPES else None
-        if hit is None:
-            counts = Stats()
-            value = self._clean(self._fn(*key) if type(key) is tuple else self._fn(key), counts)
-            counted = (counts.dropped_keys, counts.unlisted_values, counts.redacted_ids, counts.nulled_values)
-            hit = (tuple(value) if type(value) is list else value, counted if any(counted) else None, type(value) is list)
-            if type(key) in self.KEY_TYPES and len(self.cache) < self._LIMIT:
-                self.cache[key] = hit
-        value, counted, is_list = hit
-        if counted:
-            s.dropped_keys += counted[0]
-            s.unlisted_values += counted[1]
-            s.redacted_ids += counted[2]
-            s.nulled_values += counted[3]
-        return list(value) if is_list else value
-
-
-def _field_code(namespace: dict[str, Any], i: int, key: str, node: Type, source: str, indent: str) -> list[str]:
-    """Source lines setting ``a{i}`` to the cleaned value of ``source`` for one schema field."""
-    if not _KEY_RE.fullmatch(key):
-        raise ValueError(f"schema key {key!r} is not a plain identifier")
-    var = f"a{i}"
-    lines = [f"{var} = {source}"]
-    if isinstance(node, Int):
-        lines += [f"if {var} is not None and type({var}) is not int:", "    s.nulled_values += 1", f"    {var} = None"]
-    elif isinstance(node, Bool):
-        lines += [f"if {var} is not None and {var} is not True and {var} is not False:", "    s.nulled_values += 1", f"    {var} = None"]
-    elif isinstance(node, Num):
-        lines += [
-            f"if {var} is not None and type({var}) is not int and (type({var}) is not float or not isfinite({var})):",
-            "    s.nulled_values += 1",
-            f"    {var} = None",
-        ]
-    elif isinstance(node, Enum):
-        namespace[f"e{i}"] = frozenset(node.values) | {UNLISTED}
-        lines += [f"if {var} is not None and (type({var}) is not str or {var} not in e{i}):", "    s.unlisted_values += 1", f"    {var} = {UNLISTED!r}"]
-    elif isinstance(node, Const):
-        namespace[f"c{i}"] = node.value
-        lines = [f"{var} = c{i}"]
-    elif isinstance(node, Pattern):
-        # A value seen before and allowed is taken from the cleaner's cache; anything
-        # else (new, refused, not a string) goes through the cleaner itself.
-        cleaner = node.compile()
-        namespace[f"f{i}"], namespace[f"k{i}"] = cleaner, cleaner.cache  # type: ignore[attr-defined]
-        lines += [
-            f"if {var} is not None:",
-            f"    h = k{i}.get({var}) if type({var}) is str else None",
-            f"    {var} = h[0] if h is not None and not h[1] else f{i}({var}, s)",
-        ]
-    else:
-        # Every cleaner maps None to None: only call it for a value.
-        namespace[f"f{i}"] = node.compile()
-        lines += [f"if {var} is not None:", f"    {var} = f{i}({var}, s)"]
-    return [indent + line for line in lines]
-
-
-_KEY_RE = re.compile(r"[a-z_][a-z0-9_]{0,63}")
-
-
-@dataclass(frozen=True)
-class Map(Type):
-    """An object with data-dependent keys; keys must themselves fit ``key`` (else dropped)."""
-
-    key: Type
-    value: Type
-    max_items: int | None = None
-
-    def compile(self) -> Cleaner:
-        key_fn = self.key.compile()
-        value_fn = self.value.compile()
-        limit = self.max_items
-
-        def clean(v: Any, s: Stats) -> dict[str, Any] | None:
-            if v is None:
-                return None
-            if type(v) is not dict:
-                s.nulled_values += 1
-                return None
-            out: dict[str, Any] = {}
-            for raw_key, raw_value in v.items():
-                if limit is not None and len(out) >= limit:
-                    s.dropped_keys += 1
-                    continue
-                key = key_fn(raw_key, s)
-                if key is None or key in out:
-                    s.dropped_keys += 1
-                    continue
-                out[key] = value_fn(raw_value, s)
-            return out
-
-        return clean
 
 
 # --- the report -----------------------------------------------------------------------
@@ -592,7 +162,7 @@ SCHEMA_DIAGNOSTICS = Obj(
         "disclosure_measurements": List(
             Obj(
                 {
-                    "profile": Enum(DISCLOSURE_PROFILES),
+                    "profile": Enum(vocabulary.DISCLOSURE_PROFILES),
                     "active": Bool(),
                     "estimated_tokens": Int(),
                     "disclosed_tokens": Int(),
@@ -611,17 +181,17 @@ TRIAL = Obj(
         "trial_id": ScheduleId(),
         "pair_id": ScheduleId(),
         "task": Id(),
-        "variant": Enum(VARIANTS),
+        "variant": Enum(vocabulary.VARIANTS),
         "provider": Id(),
         "repetition": Int(),
         "pair_order": Int(),
         "position": Int(),
         "attempt_seq": Int(),
-        "attempt_status": Enum(ATTEMPT_STATUSES),
+        "attempt_status": Enum(vocabulary.ATTEMPT_STATUSES),
         "interrupted_attempts": Int(),
         "carried": Bool(),
-        "outcome": Enum(OUTCOMES),
-        "failure_class": Enum(FAILURE_CLASSES),
+        "outcome": Enum(vocabulary.OUTCOMES),
+        "failure_class": Enum(vocabulary.FAILURE_CLASSES),
         "verified_pass": Bool(),
         "verifier_exit_code": Int(),
         "wall_seconds": Num(),
@@ -644,12 +214,12 @@ TRIAL = Obj(
         "cleanup_complete": Bool(),
         "disposal_complete": Bool(),
         "finalization_failed": Bool(),
-        "teardown_outcome": Enum(TEARDOWN_OUTCOMES),
-        "containment": Enum(CONTAINMENT),
+        "teardown_outcome": Enum(vocabulary.TEARDOWN_OUTCOMES),
+        "containment": Enum(vocabulary.CONTAINMENTS),
         "config_digest": Sha256(),
         "fixture_digest": Sha256(),
         "agent_model": Model(),
-        "applied_profiles": List(Enum(DISCLOSURE_PROFILES), max_items=8),
+        "applied_profiles": List(Enum(vocabulary.DISCLOSURE_PROFILES), max_items=8),
         "applied_profile_matches_variant": Bool(),
         "schema_diagnostics": SCHEMA_DIAGNOSTICS,
     }
@@ -660,13 +230,13 @@ NOT_ATTEMPTED = Obj(
         "trial_id": ScheduleId(),
         "pair_id": ScheduleId(),
         "task": Id(),
-        "variant": Enum(VARIANTS),
+        "variant": Enum(vocabulary.VARIANTS),
         "provider": Id(),
         "repetition": Int(),
         "pair_order": Int(),
         "position": Int(),
-        "status": Enum(TRIAL_STATUSES),
-        "reason": Enum(NOT_ATTEMPTED_REASONS),
+        "status": Enum(vocabulary.TRIAL_STATUSES),
+        "reason": Enum(vocabulary.NOT_ATTEMPTED_REASONS),
         "interrupted_attempts": Int(),
     }
 )
@@ -677,15 +247,15 @@ SPEND_ONLY_ATTEMPT = Obj(
         "trial_id": ScheduleId(),
         "pair_id": ScheduleId(),
         "task": Id(),
-        "variant": Enum(VARIANTS),
+        "variant": Enum(vocabulary.VARIANTS),
         "provider": Id(),
         "repetition": Int(),
         "pair_order": Int(),
         "position": Int(),
         "campaign_id": Int(),
         "attempt_seq": Int(),
-        "attempt_status": Enum(ATTEMPT_STATUSES),
-        "why": Enum(SPEND_ONLY_REASONS),
+        "attempt_status": Enum(vocabulary.ATTEMPT_STATUSES),
+        "why": Enum(vocabulary.SPEND_ONLY_REASONS),
         "wall_seconds": Num(),
         "cost_usd": Num(),
         "cost_reported": Bool(),
@@ -694,15 +264,15 @@ SPEND_ONLY_ATTEMPT = Obj(
         "cleanup_complete": Bool(),
         "disposal_complete": Bool(),
         "finalization_failed": Bool(),
-        "teardown_outcome": Enum(TEARDOWN_OUTCOMES),
-        "containment": Enum(CONTAINMENT),
+        "teardown_outcome": Enum(vocabulary.TEARDOWN_OUTCOMES),
+        "containment": Enum(vocabulary.CONTAINMENTS),
     }
 )
 
 
 VARIANT = Obj(
     {
-        "variant": Enum(VARIANTS),
+        "variant": Enum(vocabulary.VARIANTS),
         "attempts": Int(),
         "interrupted_attempts": Int(),
         "provider_error_attempts": Int(),
@@ -781,7 +351,7 @@ PROVIDER = Obj(
 PROVIDER_FAULTS = Obj(
     {
         "provider": Id(),
-        "variant": Enum(VARIANTS),
+        "variant": Enum(vocabulary.VARIANTS),
         "attempts": Int(),
         "by_fault": Map(Enum(vocabulary.PROVIDER_FAULTS), Int(), max_items=16),
     }
@@ -834,10 +404,10 @@ REPORT_SCHEMA = Obj(
         "campaign": Obj(
             {
                 "id": Int(),
-                "kind": Enum(CAMPAIGN_KINDS),
-                "state": Enum(CAMPAIGN_STATES),
+                "kind": Enum(vocabulary.CAMPAIGN_KINDS),
+                "state": Enum(vocabulary.CAMPAIGN_STATES),
                 "live": Bool(),
-                "stop_reason": Enum(STOP_REASONS),
+                "stop_reason": Enum(vocabulary.STOP_REASONS),
                 "continues_campaign_id": Int(),
                 "created_at": Timestamp(),
                 "started_at": Timestamp(),
@@ -865,12 +435,12 @@ REPORT_SCHEMA = Obj(
                 "seed": Int(),
                 "timeout": Num(),
                 "run_timeout": Num(),
-                "variants": List(Obj({"name": Enum(VARIANTS), "overlay_digest": Sha256()}), max_items=8),
+                "variants": List(Obj({"name": Enum(vocabulary.VARIANTS), "overlay_digest": Sha256()}), max_items=8),
                 "config_digest": Sha256(),
                 "fixture_digests": Map(Id(), Sha256()),
                 "profile_python_digest": Sha256(),
                 # applied_profile_from = "wire": the catalogs the probe measured per variant.
-                "wire_catalogs": Map(Enum(VARIANTS), List(Sha256(), max_items=16), max_items=2),
+                "wire_catalogs": Map(Enum(vocabulary.VARIANTS), List(Sha256(), max_items=16), max_items=2),
                 "reasoning": Enum(REASONING),
             }
         ),
@@ -892,8 +462,8 @@ REPORT_SCHEMA = Obj(
         ),
         "completion": Obj(
             {
-                "state": Enum(CAMPAIGN_STATES),
-                "stop_reason": Enum(STOP_REASONS),
+                "state": Enum(vocabulary.CAMPAIGN_STATES),
+                "stop_reason": Enum(vocabulary.STOP_REASONS),
                 "scheduled": Int(),
                 "attempted": Int(),
                 "carried_trials": Int(),
@@ -901,9 +471,9 @@ REPORT_SCHEMA = Obj(
                 "provider_error_attempts": Int(),
                 "engine_error_attempts": Int(),
                 "not_carried_attempts": Int(),
-                "attempts_by_status": Map(Enum(ATTEMPT_STATUSES), Int()),
+                "attempts_by_status": Map(Enum(vocabulary.ATTEMPT_STATUSES), Int()),
                 "not_attempted": Int(),
-                "not_attempted_by_reason": Map(Enum(NOT_ATTEMPTED_REASONS), Int()),
+                "not_attempted_by_reason": Map(Enum(vocabulary.NOT_ATTEMPTED_REASONS), Int()),
                 "all_scheduled_attempted": Bool(),
             }
         ),
@@ -950,106 +520,3 @@ REPORT_SCHEMA = Obj(
         "redaction": REDACTION,
     }
 )
-
-_COMPILED: dict[int, tuple[Type, Cleaner]] = {}
-
-
-def sanitize(doc: Any, schema: Type = REPORT_SCHEMA) -> tuple[Any, Stats]:
-    """The allowlisted copy of ``doc`` and what had to change to get it."""
-    entry = _COMPILED.get(id(schema))
-    if entry is None or entry[0] is not schema:
-        entry = _COMPILED[id(schema)] = (schema, schema.compile())
-    stats = Stats()
-    return entry[1](doc, stats), stats
-
-
-# --- the fixed-point check ------------------------------------------------------------
-
-
-def checker(node: Type) -> Callable[[Any], bool]:
-    """A predicate: ``checker(node)(v)`` is True exactly when ``sanitize(v, node)`` would
-    return ``v`` unchanged (an equal value, nothing counted).
-
-    What ``campaign export`` re-checks before sharing: the same rules as the
-    cleaners, evaluated without building a copy (re-cleaning a 100,000-trial
-    report to compare it took longer than building it). Tested against the
-    cleaners by a property test.
-    """
-    if isinstance(node, Int):
-        return lambda v: v is None or type(v) is int
-    if isinstance(node, Num):
-        return lambda v: v is None or type(v) is int or (type(v) is float and math.isfinite(v))
-    if isinstance(node, Bool):
-        return lambda v: v is None or v is True or v is False
-    if isinstance(node, Const):
-        value = node.value
-        return lambda v: type(v) is type(value) and v == value
-    if isinstance(node, Enum):
-        allowed = frozenset(node.values) | {UNLISTED}
-        return lambda v: v is None or (type(v) is str and v in allowed)
-    if isinstance(node, Pattern):
-        fullmatch = node.regex.fullmatch
-        return lambda v: v is None or (type(v) is str and len(v) <= MAX_ID_LENGTH and fullmatch(v) is not None)
-    if isinstance(node, Timestamp):
-        return lambda v: v is None or (type(v) is str and TIMESTAMP_RE.fullmatch(v) is not None)
-    if isinstance(node, List):
-        item, limit = checker(node.item), node.max_items
-        return lambda v: v is None or (type(v) is list and (limit is None or len(v) <= limit) and all(map(item, v)))
-    if isinstance(node, Map):
-        key, value, limit = checker(node.key), checker(node.value), node.max_items
-        return lambda v: v is None or (
-            type(v) is dict and (limit is None or len(v) <= limit) and all(k is not None and key(k) and value(x) for k, x in v.items())
-        )
-    if isinstance(node, Obj):
-        return _obj_checker(node)
-    raise TypeError(f"no fixed-point check for {type(node).__name__}")
-
-
-def _obj_checker(node: Obj) -> Callable[[Any], bool]:
-    """Generated like ``Obj.compile``: scalar leaves inlined, the rest called."""
-    namespace: dict[str, Any] = {"keys": frozenset(node.fields), "n": len(node.fields), "isfinite": math.isfinite}
-    body = [
-        "def check(v):",
-        "    if v is None:",
-        "        return True",
-        "    if type(v) is not dict or len(v) != n or not keys.issuperset(v):",
-        "        return False",
-    ]
-    for i, (key, child) in enumerate(node.fields.items()):
-        if not _KEY_RE.fullmatch(key):
-            raise ValueError(f"schema key {key!r} is not a plain identifier")
-        body.append(f"    x = v[{key!r}]")
-        if isinstance(child, Int):
-            body.append("    if x is not None and type(x) is not int:")
-        elif isinstance(child, Bool):
-            body.append("    if x is not None and x is not True and x is not False:")
-        elif isinstance(child, Num):
-            body.append("    if x is not None and type(x) is not int and (type(x) is not float or not isfinite(x)):")
-        elif isinstance(child, Enum):
-            namespace[f"e{i}"] = frozenset(child.values) | {UNLISTED}
-            body.append(f"    if x is not None and (type(x) is not str or x not in e{i}):")
-        else:
-            namespace[f"f{i}"] = checker(child)
-            body.append(f"    if not f{i}(x):")
-        body.append("        return False")
-    body.append("    return True")
-    exec("\n".join(body), namespace)  # noqa: S102 - source built from schema keys only
-    return namespace["check"]
-
-
-_CHECKERS: dict[int, tuple[Type, Callable[[Any], bool]]] = {}
-
-
-def is_allowlisted(doc: Any, schema: Type = REPORT_SCHEMA) -> bool:
-    """True when ``doc`` passes ``schema`` unchanged (``sanitize`` would return an equal copy, counting nothing)."""
-    entry = _CHECKERS.get(id(schema))
-    if entry is None or entry[0] is not schema:
-        entry = _CHECKERS[id(schema)] = (schema, checker(schema))
-    return entry[1](doc)
-
-
-def enum_or_unlisted(value: Any, vocabulary: tuple[str, ...]) -> str | None:
-    """For code that must group by an enum before sanitizing (counts by reason)."""
-    if value is None:
-        return None
-    return value if isinstance(value, str) and value in vocabulary else UNLISTED

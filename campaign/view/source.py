@@ -25,7 +25,9 @@ from sqlalchemy import Engine, case, func, select
 from campaign.errors import SchemaAhead, SchemaBehind, StoreError, UsageProblem
 from campaign.store import STORE_NAME
 from campaign.report.integrity import Integrity
-from campaign.report.schema import CAMPAIGN_KINDS, CAMPAIGN_STATES, STOP_REASONS, TOKEN_RE, enum_or_unlisted
+from campaign.report.allowlist import enum_or_unlisted
+from campaign.report.schema import TOKEN_RE
+from campaign.vocabulary import CAMPAIGN_KINDS, CAMPAIGN_STATES, STOP_REASONS
 from campaign.store import chain, repository
 from campaign.store.engine import describe, make_engine, resolve_url
 from campaign.store.migrate import schema_state
