@@ -15,7 +15,7 @@ campaign and the campaigns it continues) pass ``campaign verify``.
 from campaign.report.export import Written, check_allowlisted, export_report, render, write_report
 from campaign.report.integrity import Integrity, UnverifiedStore
 from campaign.report.integrity import check as check_integrity
-from campaign.report.live import PlanOnlyArtifact, build_report, is_plan_only, resolve_campaign
+from campaign.report.build import PlanOnlyArtifact, build_report, is_plan_only, resolve_campaign
 
 __all__ = [
     "Integrity",

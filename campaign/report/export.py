@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 
 from campaign.errors import CampaignError, UsageProblem
 from campaign.report.forest import render_svg
-from campaign.report.live import build_report, resolve_campaign
+from campaign.report.build import build_report, resolve_campaign
 from campaign.report.markdown import render_markdown
 from campaign.report.allowlist import is_allowlisted
 from campaign.report.schema import REPORT_SCHEMA

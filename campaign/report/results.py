@@ -9,17 +9,20 @@ same rows with ``aggregates.scope_trials`` here instead of reading them again.
 
 A row comes out as one flat tuple, ``NAMES`` in order: the trial's columns, the
 count of its attempts without a verdict, whether it was carried, and the
-attempt's stored columns (``chain.RAW_COLUMNS``). ``live`` cleans them through
-the TRIAL schema with the rules below for what the stored values mean.
+attempt's stored columns (``chain.RAW_COLUMNS``). ``trial_cleaner`` cleans them
+through the TRIAL schema with the rules below for what the stored values mean.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from campaign.vocabulary import RECORD_COUNTERS
+from campaign.report.schema import TRIAL
+from campaign.vocabulary import RECORD_COUNTERS, VARIANT_PROFILES
 from campaign.report.aggregates import SCOPE_TRIAL_NAMES
 from campaign.store.chain import COLUMN, RAW_COLUMNS
 
@@ -75,4 +78,69 @@ def tool_error_recovery(tool_errors: Any, verified_pass: Any) -> int | None:
     return int(isinstance(tool_errors, (int, float)) and tool_errors >= 1 and verified_pass == 1)
 
 
-__all__ = ["BOOLEANS", "NAMES", "TRUSTED", "result_rows", "tool_error_recovery", "with_marker"]
+@functools.lru_cache(maxsize=2)
+def trial_cleaner(verified: bool) -> Callable[[Any, Any], list[dict[str, Any]]]:
+    """The TRIAL schema compiled for ``results`` rows: stored booleans read as booleans,
+    the bridge counters only with their marker, JSON texts parsed on the way. Rows whose
+    chain verified hold what the engine wrote: their numbers and booleans are not checked."""
+    return TRIAL.compile_rows(
+        NAMES,
+        derived={
+            "discovery_failures": (with_marker, ("diagnostic_events_version", "discovery_failures")),
+            "incorrect_tool_calls": (with_marker, ("diagnostic_events_version", "incorrect_tool_calls")),
+            "tool_error_recoveries": (tool_error_recovery, ("tool_errors", "verified_pass")),
+            "schema_diagnostics": (_diagnostics, ("schema_diagnostics",)),
+        },
+        memoized={
+            "applied_profiles": (_profiles, ("applied_profiles",)),
+            "applied_profile_matches_variant": (_profile_matches, ("applied_profiles", "variant")),
+        },
+        stored_booleans=BOOLEANS,
+        trusted=TRUSTED if verified else (),
+    )
+
+_decode = json.JSONDecoder().raw_decode
+
+_WHITESPACE = json.decoder.WHITESPACE
+
+def _diagnostics(text: str | None) -> dict[str, Any] | None:
+    """The schema diagnostics JSON object, or None (absent, unreadable, or not an object)."""
+    if not text or type(text) is not str:
+        return None
+    try:
+        value, end = _decode(text, _WHITESPACE.match(text, 0).end())
+    except ValueError:
+        return None
+    if end != len(text) and text[end:].strip():
+        return None
+    return value if type(value) is dict and value else None
+
+def _profile_matches(text: str | None, variant: str) -> bool | None:
+    """Every applied profile is the variant's expected one (None: nothing observed)."""
+    profiles = _parsed_profiles(text) if text and isinstance(text, str) else None
+    if profiles is None:
+        return None
+    expected = VARIANT_PROFILES.get(variant)
+    return bool(profiles) and all(p == expected for p in profiles)
+
+def _profiles(text: str | None) -> list[str] | None:
+    if not text or not isinstance(text, str):
+        return None
+    parsed = _parsed_profiles(text)
+    return None if parsed is None else list(parsed)
+
+@functools.lru_cache(maxsize=256)
+def _parsed_profiles(text: str) -> tuple[str, ...] | None:
+    """applied_profiles JSON (a handful of distinct texts per campaign, so cached)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return None
+    return tuple(p for p in value if isinstance(p, str))
+
+
+__all__ = ["BOOLEANS", "NAMES", "TRUSTED", "result_rows", "tool_error_recovery", "trial_cleaner", "with_marker"]
