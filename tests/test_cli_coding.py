@@ -19,6 +19,7 @@ from campaign.canonical import spec_digest
 from campaign.plan import template_document
 from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
+from helpers.profiles import blind_profile
 from workspace import Workspace, refused, run
 
 
@@ -444,10 +445,9 @@ def test_one_fixture_byte_changes_fixture_digest_and_plan_digest(ws: Workspace, 
     assert ws.nothing_written()
 
 
-
-@pytest.mark.parametrize("agent", ["gemini", "opencode"])
-def test_an_agent_that_cannot_show_its_profile_is_refused_before_any_trial(ws: Workspace, agent: str):
-    refused(ws, ws.args("--agent", agent), "--agent", 'applied_profile_from = "none"')
+def test_an_agent_that_cannot_show_its_profile_is_refused_before_any_trial(ws: Workspace, tmp_path_factory):
+    blind = blind_profile(tmp_path_factory.mktemp("profile"))
+    refused(ws, ws.args("--agent", str(blind)), "--agent", 'applied_profile_from = "none"')
 
 
 def test_a_wire_agent_without_a_tokenizer_cache_is_refused(ws: Workspace, monkeypatch, tmp_path):

@@ -21,6 +21,7 @@ from campaign import benchmark
 from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
 from helpers.catalogs import offline_copies
+from helpers.profiles import blind_profile
 from workspace import run
 
 TASKS = "semver-precedence,invoice-rounding"
@@ -81,7 +82,6 @@ def invariants(out: Path) -> None:
         (["coding", "--campaign", "--output-dir", "X", "--providers", "nope"], "--providers"),
         (["coding", "--campaign", "--output-dir", "X", "--control-plane-port", "70000"], "--control-plane-port"),
         (["coding", "--campaign", "--output-dir", "X", "--providers", "anthropic", "--agent", "offline", "--live"], "ANTHROPIC_API_KEY"),
-        (["coding", "--campaign", "--output-dir", "X", "--providers", "anthropic", "--agent", "gemini"], "cannot report which disclosure profile"),
         (["coding", "--campaign", "--output-dir", "X", "--schema-budgets", "1"], "--schema-budgets"),
         # An empty list is a mistake, never the default (issue 26: --tasks '' ran all twelve).
         (["coding", "--campaign", "--output-dir", "X", "--tasks", ""], "--tasks is empty"),
@@ -96,6 +96,15 @@ def test_rejections_write_nothing(tmp_path, monkeypatch, args, needle):
     result = run(args)
     assert result.exit_code == 2, result.output
     assert needle in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_agent_that_cannot_show_its_profile_is_refused_and_nothing_is_written(tmp_path, tmp_path_factory, monkeypatch):
+    blind = blind_profile(tmp_path_factory.mktemp("profile"))
+    monkeypatch.chdir(tmp_path)
+    result = run(["coding", "--campaign", "--output-dir", "X", "--providers", "offline", "--agent", str(blind)])
+    assert result.exit_code == 2, result.output
+    assert "cannot report which disclosure profile" in result.output
     assert list(tmp_path.iterdir()) == []
 
 
