@@ -1,5 +1,6 @@
 """The structure holds: no import loop anywhere in campaign/ (imports inside functions
-included, where loops used to hide), and the vocabulary is the ground floor."""
+included, where loops used to hide), no module imports a higher layer, and the
+vocabulary is the ground floor."""
 
 from __future__ import annotations
 
@@ -75,6 +76,31 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_module_of_the_engine_is_part_of_an_import_loop():
     assert cycles(graph()) == []
+
+
+# Bottom to top; a module imports only its own layer and the ones below. A new top-level
+# module or package must be placed here on purpose.
+LAYERS = (
+    {"vocabulary", "canonical", "errors", "bulk", "testhooks", "inputs"},
+    {"schedule", "plan", "digests", "isolation"},
+    {"store"},
+    {"agents", "benchmark", "config", "profiler", "providers", "spend", "approval", "progress", "supervise", "report", "replay"},
+    {"lanes", "view"},
+    {"cli", "__main__"},
+)
+
+
+def layer(module: str) -> int:
+    top = module.split(".")[1] if "." in module else module
+    return next(i for i, members in enumerate(LAYERS) if top in members)
+
+
+def test_no_module_imports_a_higher_layer():
+    edges = graph()
+    placed = {m for m in edges if m != "campaign"}
+    assert [m for m in placed if not any((m.split(".")[1]) in members for members in LAYERS)] == []
+    upward = sorted((m, t) for m in placed for t in edges[m] if t != "campaign" and layer(t) > layer(m))
+    assert upward == []
 
 
 def test_the_vocabulary_is_the_ground_floor():
