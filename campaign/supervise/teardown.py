@@ -5,7 +5,8 @@ The spec's shutdown: TERM to the runtime and the owned process groups with a
 exit, then credential-free offline recovery, all inside a 35 s allowance.
 When the agent left nothing behind (every member exited, the attempt's cgroup
 reports ``populated 0``, and the subreaper has no child at all) cleanup is
-proven at once: no signal, no grace, no recovery process.
+proven at once: no signal, no grace, no recovery process. The algorithm
+that reaches a verdict is in ``shutdown``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from campaign.isolation import PrivateRoot
@@ -72,7 +74,7 @@ class CleanupLog:
     descriptor with O_NOFOLLOW. Local evidence only: never copied to a report,
     never given secrets or credentials."""
 
-    def __init__(self, root: PrivateRoot, clock) -> None:
+    def __init__(self, root: PrivateRoot, clock: Callable[[], object]) -> None:
         self.root = root
         self.clock = clock
         self.lines: list[str] = []
