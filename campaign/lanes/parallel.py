@@ -40,6 +40,7 @@ from campaign.lanes.campaign_outputs import build_result, close_run, open_progre
 from campaign.progress import TrialsNotAttempted
 from campaign.providers import load_catalog
 from campaign.store import leases, repository
+from campaign.store.limits import SpendLimits
 from campaign.supervise import critical, interruptible
 from campaign.supervise.procfs import ProcFS
 
@@ -129,7 +130,7 @@ def worker_argv(db: str, campaign_id: int, opts: opt.CodingOptions) -> list[str]
     return argv
 
 
-def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.CodingOptions, *, stream: TextIO | None, caps, timer: Callable[[], float] = time.monotonic):
+def coordinate(engine: Engine, campaign_id: int, inputs, schedule, opts: opt.CodingOptions, *, stream: TextIO | None, caps: SpendLimits | None, timer: Callable[[], float] = time.monotonic):
     """Start the local workers, follow them through the store, close the campaign."""
     repository.set_campaign_state(engine, campaign_id, expected=("running", "interrupted", "stopped", "completed"), state="running")
     trials = repository.trials_in_order(engine, campaign_id)

@@ -18,11 +18,11 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 
 from sqlalchemy import Connection, Engine, and_, delete, func, insert, literal_column, or_, select, update
 
 from campaign.store import money
+from campaign.store.limits import SpendLimits
 from campaign.store.models import Attempt, Campaign, ProviderLease, SpendReservation, Trial
 from campaign.store.repository import REQUEUED, Clock, counted_usd, utcnow
 
@@ -298,15 +298,6 @@ def reopen_unavailable(engine: Engine, campaign_id: int) -> list[str]:
 # --- admission under caps ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Caps:
-    """Spend caps for admission: the ceiling reserved per attempt, and the maxima it must fit."""
-
-    ceiling_usd: Decimal
-    provider_max_usd: Decimal | None = None
-    campaign_max_usd: Decimal | None = None
-
-
 def _spent_and_reserved(conn: Connection, campaign_ids: Sequence[int], provider: str | None) -> int:
     """Exact nano-dollars: counted spend of the lineage's attempts plus open reservations."""
     spent = select(func.coalesce(money.sum_usd(counted_usd()), 0)).join(Trial, Trial.id == Attempt.trial_pk).where(Attempt.campaign_id.in_(campaign_ids))
@@ -322,14 +313,16 @@ def admit(
     trial: Trial,
     *,
     me: WorkerIdentity | None,
-    caps: Caps | None,
+    caps: SpendLimits | None,
     lineage: Sequence[int],
     clock: Clock = utcnow,
 ) -> str | None:
     """scheduled -> admitted, atomically with the lease check and the ceiling's reservation.
 
-    Returns None when admitted, else why not: "lease_lost", "taken" (another
-    worker admitted it), "stopped" (the campaign stopped), "spend_limit"."""
+    ``caps`` are the run's spend limits: the attempt's ceiling is reserved, and must
+    fit each cap with the spend and the reservations so far. Returns None when
+    admitted, else why not: "lease_lost", "taken" (another worker admitted it),
+    "stopped" (the campaign stopped), "spend_limit"."""
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             # Admissions of one campaign queue on its row, so the sums below cannot race.
@@ -346,8 +339,8 @@ def admit(
             if held is None:
                 return "lease_lost"
         if caps is not None:
-            ceiling = int(caps.ceiling_usd * money.NANO_PER_USD)
-            for cap, provider in ((caps.provider_max_usd, trial.provider), (caps.campaign_max_usd, None)):
+            ceiling = int(caps.per_attempt_ceiling_usd * money.NANO_PER_USD)
+            for cap, provider in ((caps.provider_max_spend_usd, trial.provider), (caps.max_spend_usd, None)):
                 if cap is not None and _spent_and_reserved(conn, lineage, provider) + ceiling > int(cap * money.NANO_PER_USD):
                     return "spend_limit"
         moved = conn.execute(
@@ -358,7 +351,7 @@ def admit(
         if caps is not None:
             conn.execute(
                 insert(SpendReservation).values(
-                    campaign_id=trial.campaign_id, trial_pk=trial.id, provider=trial.provider, nano_usd=int(caps.ceiling_usd * money.NANO_PER_USD), created_at=clock()
+                    campaign_id=trial.campaign_id, trial_pk=trial.id, provider=trial.provider, nano_usd=int(caps.per_attempt_ceiling_usd * money.NANO_PER_USD), created_at=clock()
                 )
             )
     return None
@@ -370,6 +363,6 @@ def now_epoch(engine: Engine) -> float:
 
 
 __all__ = [
-    "Caps", "Lease", "Outlook", "WorkerIdentity", "admit", "claim_all", "claim_provider", "ensure_leases", "halt_lost", "halt_unavailable",
+    "Lease", "Outlook", "WorkerIdentity", "admit", "claim_all", "claim_provider", "ensure_leases", "halt_lost", "halt_unavailable",
     "halted", "heartbeat", "lost", "outlook", "release", "reopen_unavailable", "stale",
 ]  # fmt: skip

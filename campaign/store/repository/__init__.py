@@ -25,9 +25,11 @@ from campaign.store.repository.attempts import (
     update_attempt,
 )
 from campaign.store.repository.campaigns import (
+    CampaignCounts,
     NewCampaign,
     RunnerIdentity,
     acquire_campaign,
+    campaign_counts,
     campaign_runner,
     close_campaign,
     create_campaign,
@@ -48,6 +50,7 @@ from campaign.store.repository.spend import (
     measured_spend_parts,
     provider_spend,
     record_spend_limits,
+    spend_limits,
 )
 from campaign.store.repository.trials import (
     admit_trial,
@@ -59,11 +62,11 @@ from campaign.store.repository.trials import (
 )
 
 __all__ = [
-    "REQUEUED", "Clock", "LedgerMember", "NewCampaign", "ProviderSpend", "RunnerIdentity",
-    "acquire_campaign", "admit_trial", "attempt_count", "attempts_for", "campaign_runner", "carried_results", "carryable_trials",
+    "REQUEUED", "CampaignCounts", "Clock", "LedgerMember", "NewCampaign", "ProviderSpend", "RunnerIdentity",
+    "acquire_campaign", "admit_trial", "attempt_count", "attempts_for", "campaign_counts", "campaign_runner", "carried_results", "carryable_trials",
     "close_campaign", "counted_spend", "counted_usd", "create_campaign", "create_continuation", "fault_attempts", "finish_attempt",
     "get_attempt", "get_campaign", "latest_campaign", "ledger_for", "lineage", "mark_not_attempted", "mark_remaining_not_attempted",
     "measured_spend", "measured_spend_parts", "provider_spend", "record_ledger", "record_spend_limits", "release_campaign",
-    "reopen_trials", "reset_admitted_without_attempt", "set_campaign_state", "set_ledger_verdict", "start_attempt",
+    "reopen_trials", "reset_admitted_without_attempt", "set_campaign_state", "set_ledger_verdict", "spend_limits", "start_attempt",
     "trials_in_order", "unresolved_attempts", "update_attempt", "utcnow",
 ]  # fmt: skip

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, case, func, select, update
 from sqlalchemy.orm import Session
 
 from campaign.schedule import ScheduledTrial
@@ -179,3 +179,36 @@ def release_campaign(engine: Engine, campaign_id: int, me: RunnerIdentity) -> No
     )
     with engine.begin() as conn:
         conn.execute(stmt)
+
+
+@dataclass(frozen=True)
+class CampaignCounts:
+    """One campaign as a list of campaigns shows it: its words as stored (a reader that
+    shares them passes them through its vocabularies) and its trial counts."""
+
+    id: int
+    kind: str
+    state: str
+    stop_reason: str | None
+    finished: int
+    scheduled: int
+
+
+def campaign_counts(engine: Engine, campaign_id: int | None = None) -> list[CampaignCounts]:
+    """Every campaign (or one), oldest first, with finished/scheduled trial counts."""
+    t = Trial.__table__.c
+    counts = (
+        select(t.campaign_id, func.count().label("scheduled"), func.coalesce(func.sum(case((t.status == "finished", 1), else_=0)), 0).label("finished"))
+        .group_by(t.campaign_id)
+        .subquery()
+    )
+    stmt = (
+        select(Campaign.id, Campaign.kind, Campaign.state, Campaign.stop_reason, counts.c.finished, counts.c.scheduled)
+        .outerjoin(counts, counts.c.campaign_id == Campaign.id)
+        .order_by(Campaign.id)
+    )
+    if campaign_id is not None:
+        stmt = stmt.where(Campaign.id == campaign_id)
+    with engine.connect() as conn:
+        rows = conn.execute(stmt).all()
+    return [CampaignCounts(int(cid), kind, state, reason, int(finished or 0), int(scheduled or 0)) for cid, kind, state, reason, finished, scheduled in rows]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from sqlalchemy import Engine, case, func, select, update
 
 from campaign.store import money
+from campaign.store.limits import SpendLimits
 from campaign.store.models import Attempt, Campaign, Trial
 from campaign.store.repository.campaigns import lineage
 
@@ -87,16 +87,15 @@ def provider_spend(engine: Engine, campaign_id: int, provider: str) -> ProviderS
     return ProviderSpend(money.usd(total) or Decimal(0), int(n_measured), int(n_equivalent), int(n_unknown))
 
 
-def record_spend_limits(engine: Engine, campaign_id: int, caps: Any, *, scope: str | None = None) -> None:
-    """The caps this run is held to, as exact decimal text: ``SpendLimits`` (the paired
-    lane's campaign-wide maximum) or a campaign's ``Caps`` (per provider and/or total)."""
-    if hasattr(caps, "ceiling_usd"):
-        limits = {"per_attempt_ceiling_usd": str(caps.ceiling_usd)}
-        if caps.provider_max_usd is not None:
-            limits["provider_max_spend_usd"] = str(caps.provider_max_usd)
-        if caps.campaign_max_usd is not None:
-            limits["max_spend_usd"] = str(caps.campaign_max_usd)
-    else:
-        limits = {"max_spend_usd": str(caps.max_spend_usd), "per_attempt_ceiling_usd": str(caps.per_attempt_ceiling_usd)}
+def record_spend_limits(engine: Engine, campaign_id: int, limits: SpendLimits) -> None:
+    """The limits this run is held to, in their stored form (``SpendLimits.stored``)."""
     with engine.begin() as conn:
-        conn.execute(update(Campaign).where(Campaign.id == campaign_id).values(spend_limits_json=json.dumps(limits, sort_keys=True)))
+        conn.execute(update(Campaign).where(Campaign.id == campaign_id).values(spend_limits_json=limits.stored()))
+
+
+def spend_limits(engine: Engine, campaign_id: int) -> SpendLimits | None:
+    """The limits the campaign's latest run recorded; None when it recorded none (or
+    none this engine can read: an unknown cap is never shown as one)."""
+    with engine.connect() as conn:
+        text = conn.execute(select(Campaign.spend_limits_json).where(Campaign.id == campaign_id)).scalar_one_or_none()
+    return SpendLimits.from_stored(text)
