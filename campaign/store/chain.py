@@ -61,6 +61,7 @@ from sqlalchemy.types import NullType
 from campaign.bulk import collector_paused
 from campaign.errors import ConflictError, StoreError, UsageProblem
 from campaign.plan import canonical_digest
+from campaign.store import scope
 from campaign.store.models import Attempt, Campaign, Trial
 
 EXCLUDED_COLUMNS = ("id", "row_hash", "prev_hash", "private_root")
@@ -191,7 +192,7 @@ def seal_attempt(target: Engine | Connection, attempt_id: int) -> str:
     earlier rows are not a well-formed chain.
     """
     if isinstance(target, Engine):
-        with target.begin() as conn:
+        with scope.transaction(target) as conn:
             return _seal(conn, attempt_id)
     return _seal(target, attempt_id)
 
@@ -199,7 +200,7 @@ def seal_attempt(target: Engine | Connection, attempt_id: int) -> str:
 def seal_pending(target: Engine | Connection, campaign_id: int) -> int:
     """Seal a campaign's finished-but-unsealed tail, in seq order; returns how many rows."""
     if isinstance(target, Engine):
-        with target.begin() as conn:
+        with scope.transaction(target) as conn:
             return _seal_pending(conn, campaign_id)
     return _seal_pending(target, campaign_id)
 
@@ -216,7 +217,7 @@ def amend_tail(target: Engine | Connection, attempt_id: int, **fields: Any) -> s
     if refused:
         raise ValueError(f"cannot amend {', '.join(refused)}: not a recorded fact of a finished row")
     if isinstance(target, Engine):
-        with target.begin() as conn:
+        with scope.transaction(target) as conn:
             return _amend(conn, attempt_id, fields)
     return _amend(target, attempt_id, fields)
 
@@ -307,7 +308,7 @@ def _amend(conn: Connection, attempt_id: int, fields: Mapping[str, Any]) -> str 
 
 def verify_chain(engine: Engine, campaign_id: int | None = None) -> list[ChainProblem]:
     """Every problem in one campaign's chain, or in every campaign's; empty when intact."""
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         if campaign_id is not None:
             if conn.execute(select(Campaign.id).where(Campaign.id == campaign_id)).first() is None:
                 raise UsageProblem(f"no campaign {campaign_id} in this store", option="CAMPAIGN_ID")
@@ -327,7 +328,7 @@ def head(engine: Engine, campaign_id: int) -> tuple[Any, ...]:
     hash. A reader that verified the chain at one head need not again until it moves."""
     c = _ATTEMPTS.c
     mine = c.campaign_id == campaign_id
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         counts = conn.execute(select(func.count(), func.count(c.row_hash), func.max(c.seq), func.max(c.id)).where(mine)).one()
         last = conn.execute(select(c.row_hash).where(mine).order_by(c.seq.desc()).limit(1)).scalar_one_or_none()
     return (*counts, last)
@@ -338,7 +339,7 @@ def count_rows(engine: Engine, campaign_id: int | None = None) -> int:
     stmt = select(func.count()).select_from(_ATTEMPTS)
     if campaign_id is not None:
         stmt = stmt.where(_ATTEMPTS.c.campaign_id == campaign_id)
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         return conn.execute(stmt).scalar_one()
 
 

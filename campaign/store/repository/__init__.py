@@ -2,7 +2,8 @@
 
 Functions take an Engine and open their own short transaction, so each state
 change is durable the moment the function returns (ledger rows above all: a
-process may exec only after its row is committed).
+process may exec only after its row is committed). Each goes through
+``store.scope``, so a store failing in use is the engine's ``StoreError``.
 
 The modules, by what they keep: ``campaigns`` (campaign rows, lineage, the
 runner lease), ``trials`` (the schedule and each trial's status), ``attempts``

@@ -6,10 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Engine, delete, func, select, update
-from sqlalchemy.orm import Session
 
 from campaign.errors import ConflictError
-from campaign.store import chain
+from campaign.store import chain, scope
 from campaign.store.models import Attempt, SpendReservation, Trial
 from campaign.store.repository.common import REQUEUED, Clock, cas, lock_campaign, utcnow
 
@@ -21,7 +20,7 @@ def start_attempt(engine: Engine, trial: Trial, clock: Clock = utcnow, **fields:
     next place in the campaign's hash chain. The chain is thereby in the order
     attempts were sealed, so attempts of different providers running in parallel
     never leave a running row in the middle of it."""
-    with Session(engine) as session, session.begin():
+    with scope.session(engine, write=True) as session:
         lock_campaign(session, trial.campaign_id)
         lowest = session.scalar(select(func.min(Attempt.seq)).where(Attempt.campaign_id == trial.campaign_id))
         seq = min(lowest or 0, 0) - 1
@@ -42,7 +41,7 @@ def finish_attempt(engine: Engine, attempt_id: int, trial_pk: int, *, status: st
     one carries no verdict, so its trial goes back to the queue and gets a fresh attempt
     (the row keeps its spend and teardown outcome)."""
     trial_status = "scheduled" if status in REQUEUED else "finished"
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         campaign_id = conn.execute(select(Attempt.campaign_id).where(Attempt.id == attempt_id)).scalar_one_or_none()
         if campaign_id is not None:
             lock_campaign(conn, campaign_id)
@@ -62,13 +61,13 @@ def finish_attempt(engine: Engine, attempt_id: int, trial_pk: int, *, status: st
 
 
 def get_attempt(engine: Engine, attempt_id: int) -> Attempt | None:
-    with Session(engine, expire_on_commit=False) as session:
+    with scope.session(engine) as session:
         return session.get(Attempt, attempt_id)
 
 
 def attempts_for(engine: Engine, campaign_id: int) -> list[Attempt]:
     stmt = select(Attempt).where(Attempt.campaign_id == campaign_id).order_by(Attempt.seq)
-    with Session(engine, expire_on_commit=False) as session:
+    with scope.session(engine) as session:
         return list(session.scalars(stmt))
 
 
@@ -82,13 +81,13 @@ def unresolved_attempts(engine: Engine, campaign_id: int | None = None) -> list[
     )
     if campaign_id is not None:
         stmt = stmt.where(Attempt.campaign_id == campaign_id)
-    with Session(engine, expire_on_commit=False) as session:
+    with scope.session(engine) as session:
         return list(session.scalars(stmt.order_by(Attempt.id)))
 
 
 def attempt_count(engine: Engine, campaign_id: int) -> int:
     stmt = select(func.count()).select_from(Attempt).where(Attempt.campaign_id == campaign_id)
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         return int(conn.execute(stmt).scalar_one())
 
 
@@ -101,5 +100,5 @@ def fault_attempts(engine: Engine, campaign_ids: Sequence[int], trial_id: str) -
         .join(Trial, Trial.id == Attempt.trial_pk)
         .where(Attempt.campaign_id.in_(tuple(campaign_ids)), Trial.trial_id == trial_id, Attempt.outcome == "provider_error")
     )
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         return int(conn.execute(stmt).scalar_one())

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, case, func, select, update
-from sqlalchemy.orm import Session
 
 from campaign.schedule import ScheduledTrial
+from campaign.store import scope
 from campaign.store.models import Campaign, Trial
 from campaign.store.repository.common import Clock, cas, utcnow
 from campaign.store.repository.trials import mark_remaining_not_attempted, trials_in_order
@@ -42,7 +42,7 @@ def create_campaign(
 ) -> int:
     """Insert the campaign and its whole schedule in one transaction."""
     now = clock()
-    with Session(engine) as session, session.begin():
+    with scope.session(engine, write=True) as session:
         row = Campaign(
             kind=new.kind,
             state=new.state,
@@ -80,7 +80,7 @@ def create_campaign(
 
 
 def get_campaign(engine: Engine, campaign_id: int) -> Campaign | None:
-    with Session(engine, expire_on_commit=False) as session:
+    with scope.session(engine) as session:
         return session.get(Campaign, campaign_id)
 
 
@@ -88,7 +88,7 @@ def latest_campaign(engine: Engine, kind: str | None = None) -> Campaign | None:
     stmt = select(Campaign).order_by(Campaign.id.desc()).limit(1)
     if kind:
         stmt = stmt.where(Campaign.kind == kind)
-    with Session(engine, expire_on_commit=False) as session:
+    with scope.session(engine) as session:
         return session.scalars(stmt).first()
 
 
@@ -135,7 +135,7 @@ def close_campaign(engine: Engine, campaign_id: int, stop_reason: str | None, *,
 def lineage(engine: Engine, campaign_id: int) -> list[int]:
     """The campaign and, newest first, every campaign it continues."""
     chain_ids = [campaign_id]
-    with Session(engine) as session:
+    with scope.session(engine) as session:
         while (before := session.scalar(select(Campaign.continues_campaign_id).where(Campaign.id == chain_ids[-1]))) is not None:
             if before in chain_ids:
                 break  # a hand-made loop must not hang the gate
@@ -167,7 +167,7 @@ def acquire_campaign(engine: Engine, campaign_id: int, me: RunnerIdentity, *, st
         (Campaign.runner_pid == stale.pid) & (Campaign.runner_start_ticks == stale.start_ticks) & (Campaign.runner_boot_id == stale.boot_id)
     )
     stmt = update(Campaign).where(Campaign.id == campaign_id, held).values(runner_pid=me.pid, runner_start_ticks=me.start_ticks, runner_boot_id=me.boot_id)
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         return conn.execute(stmt).rowcount == 1
 
 
@@ -177,7 +177,7 @@ def release_campaign(engine: Engine, campaign_id: int, me: RunnerIdentity) -> No
         .where(Campaign.id == campaign_id, Campaign.runner_pid == me.pid, Campaign.runner_start_ticks == me.start_ticks, Campaign.runner_boot_id == me.boot_id)
         .values(runner_pid=None, runner_start_ticks=None, runner_boot_id=None)
     )
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         conn.execute(stmt)
 
 
@@ -209,6 +209,6 @@ def campaign_counts(engine: Engine, campaign_id: int | None = None) -> list[Camp
     )
     if campaign_id is not None:
         stmt = stmt.where(Campaign.id == campaign_id)
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         rows = conn.execute(stmt).all()
     return [CampaignCounts(int(cid), kind, state, reason, int(finished or 0), int(scheduled or 0)) for cid, kind, state, reason, finished, scheduled in rows]

@@ -10,6 +10,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from campaign.errors import ConflictError
+from campaign.store import scope
 from campaign.store.models import Attempt, Campaign, Trial
 
 Clock = Callable[[], dt.datetime]
@@ -22,7 +23,7 @@ def utcnow() -> dt.datetime:
 
 
 def cas(engine: Engine, stmt, what: str) -> None:
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         if conn.execute(stmt).rowcount != 1:
             raise ConflictError(f"{what} was not in the expected state; another runner changed it")
 

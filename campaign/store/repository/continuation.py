@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import Engine, func, select
-from sqlalchemy.orm import Session
 
+from campaign.store import scope
 from campaign.store.models import Attempt, Campaign, Trial
 from campaign.store.repository.common import Clock, utcnow
 
@@ -29,7 +29,7 @@ def carryable_trials(engine: Engine, campaign_id: int) -> dict[str, int]:
     stmt = select(Trial.trial_id, func.coalesce(Trial.carried_from_trial_pk, Trial.id)).where(
         Trial.campaign_id == campaign_id, Trial.status == "finished", _result_attempt_ok()
     )
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         return {trial_id: origin for trial_id, origin in conn.execute(stmt)}
 
 
@@ -39,7 +39,7 @@ def create_continuation(engine: Engine, blocked_id: int, carried: Mapping[str, i
     Carried trials are born finished and point at the row holding their result;
     the rest are scheduled. Nothing of the blocked campaign is edited."""
     now = clock()
-    with Session(engine) as session, session.begin():
+    with scope.session(engine, write=True) as session:
         old = session.get(Campaign, blocked_id)
         row = Campaign(
             kind=old.kind,
@@ -88,5 +88,5 @@ def carried_results(engine: Engine, campaign_id: int) -> list[tuple[Trial, Attem
         .where(Trial.campaign_id == campaign_id, Attempt.status == "finished")
         .order_by(Trial.position)
     )
-    with Session(engine, expire_on_commit=False) as session:
+    with scope.session(engine) as session:
         return [(t, a) for t, a in session.execute(stmt)]

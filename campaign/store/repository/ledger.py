@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, select, update
-from sqlalchemy.orm import Session
 
+from campaign.store import scope
 from campaign.store.models import LedgerEntry
 from campaign.store.repository.common import Clock, utcnow
 
@@ -26,7 +26,7 @@ class LedgerMember:
 
 def record_ledger(engine: Engine, attempt_id: int, member: LedgerMember, clock: Clock = utcnow) -> int:
     """Commit one ownership proof; the caller opens the exec gate only after this returns."""
-    with Session(engine) as session, session.begin():
+    with scope.session(engine, write=True) as session:
         row = LedgerEntry(
             attempt_id=attempt_id,
             role=member.role,
@@ -46,11 +46,11 @@ def record_ledger(engine: Engine, attempt_id: int, member: LedgerMember, clock: 
 
 def ledger_for(engine: Engine, attempt_id: int) -> list[LedgerEntry]:
     stmt = select(LedgerEntry).where(LedgerEntry.attempt_id == attempt_id).order_by(LedgerEntry.id)
-    with Session(engine, expire_on_commit=False) as session:
+    with scope.session(engine) as session:
         return list(session.scalars(stmt))
 
 
 def set_ledger_verdict(engine: Engine, ledger_id: int, *, state: str, verification: str, clock: Clock = utcnow) -> None:
     stmt = update(LedgerEntry).where(LedgerEntry.id == ledger_id).values(state=state, verification=verification, verified_at=clock())
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         conn.execute(stmt)

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Engine, case, func, select, update
 
-from campaign.store import money
+from campaign.store import money, scope
 from campaign.store.limits import SpendLimits
 from campaign.store.models import Attempt, Campaign, Trial
 from campaign.store.repository.campaigns import lineage
@@ -20,7 +20,7 @@ def measured_spend(engine: Engine, campaign_id: int, provider: str | None = None
     stmt = select(money.sum_usd(Attempt.cost_usd)).where(Attempt.campaign_id.in_(lineage(engine, campaign_id)))
     if provider is not None:
         stmt = stmt.join(Trial, Trial.id == Attempt.trial_pk).where(Trial.provider == provider)
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         return money.usd(conn.execute(stmt).scalar_one()) or Decimal(0)
 
 
@@ -28,7 +28,7 @@ def measured_spend_parts(engine: Engine, campaign_id: int) -> tuple[Decimal | No
     """(exact sum of the reported costs or None when no attempt reported one, attempts
     whose cost is unknown): a display never shows an unknown cost as 0."""
     stmt = select(money.sum_usd(Attempt.cost_usd), func.count(Attempt.id) - func.count(Attempt.cost_usd)).where(Attempt.campaign_id == campaign_id)
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         total, unknown = conn.execute(stmt).one()
     return money.usd(total), int(unknown)
 
@@ -82,20 +82,20 @@ def provider_spend(engine: Engine, campaign_id: int, provider: str) -> ProviderS
         .join(Trial, Trial.id == Attempt.trial_pk)
         .where(Attempt.campaign_id.in_(lineage(engine, campaign_id)), Trial.provider == provider)
     )
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         total, n_measured, n_equivalent, n_unknown = conn.execute(stmt).one()
     return ProviderSpend(money.usd(total) or Decimal(0), int(n_measured), int(n_equivalent), int(n_unknown))
 
 
 def record_spend_limits(engine: Engine, campaign_id: int, limits: SpendLimits) -> None:
     """The limits this run is held to, in their stored form (``SpendLimits.stored``)."""
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         conn.execute(update(Campaign).where(Campaign.id == campaign_id).values(spend_limits_json=limits.stored()))
 
 
 def spend_limits(engine: Engine, campaign_id: int) -> SpendLimits | None:
     """The limits the campaign's latest run recorded; None when it recorded none (or
     none this engine can read: an unknown cap is never shown as one)."""
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         text = conn.execute(select(Campaign.spend_limits_json).where(Campaign.id == campaign_id)).scalar_one_or_none()
     return SpendLimits.from_stored(text)

@@ -5,22 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sqlalchemy import Engine, select, update
-from sqlalchemy.orm import Session
 
+from campaign.store import scope
 from campaign.store.models import Trial
 from campaign.store.repository.common import Clock, has_live_attempt, utcnow
 
 
 def trials_in_order(engine: Engine, campaign_id: int) -> list[Trial]:
     stmt = select(Trial).where(Trial.campaign_id == campaign_id).order_by(Trial.position)
-    with Session(engine, expire_on_commit=False) as session:
+    with scope.session(engine) as session:
         return list(session.scalars(stmt))
 
 
 def admit_trial(engine: Engine, trial_pk: int, clock: Clock = utcnow) -> bool:
     """scheduled -> admitted; False when another runner admitted it first."""
     stmt = update(Trial).where(Trial.id == trial_pk, Trial.status == "scheduled").values(status="admitted", updated_at=clock())
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         return conn.execute(stmt).rowcount == 1
 
 
@@ -30,7 +30,7 @@ def mark_not_attempted(engine: Engine, trial_pk: int, reason: str, clock: Clock 
         .where(Trial.id == trial_pk, Trial.status == "scheduled")
         .values(status="not_attempted", not_attempted_reason=reason, updated_at=clock())
     )
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         return conn.execute(stmt).rowcount == 1
 
 
@@ -46,7 +46,7 @@ def mark_remaining_not_attempted(engine: Engine, campaign_id: int, reason: str, 
         .where(Trial.campaign_id == campaign_id, never_ran)
         .values(status="not_attempted", not_attempted_reason=reason, updated_at=clock())
     )
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         return conn.execute(stmt).rowcount
 
 
@@ -58,7 +58,7 @@ def reopen_trials(engine: Engine, campaign_id: int, reasons: Iterable[str], cloc
         .where(Trial.campaign_id == campaign_id, Trial.status == "not_attempted", Trial.not_attempted_reason.in_(tuple(reasons)))
         .values(status="scheduled", not_attempted_reason=None, updated_at=clock())
     )
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         return conn.execute(stmt).rowcount
 
 
@@ -73,5 +73,5 @@ def reset_admitted_without_attempt(engine: Engine, campaign_id: int, clock: Cloc
         .where(Trial.campaign_id == campaign_id, Trial.status == "admitted", ~has_live_attempt())
         .values(status="scheduled", updated_at=clock())
     )
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         return conn.execute(stmt).rowcount
