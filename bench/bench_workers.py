@@ -68,6 +68,7 @@ from campaign.benchmark import task_names
 from campaign.schedule import build_schedule
 from campaign.store import leases, money, repository
 from campaign.store.engine import make_engine, resolve_url
+from campaign.store.limits import SpendLimits
 from campaign.store.migrate import open_store
 from campaign.store.models import Attempt, Campaign, SpendReservation, Trial
 
@@ -96,7 +97,7 @@ def admitter(url: str, campaign_id: int, providers: list[str], mode: str, barrie
     """One worker process: its own engine; leases and schedule before the barrier, then admit."""
     engine = make_engine(resolve_url(url))
     me = leases.WorkerIdentity(socket.gethostname()[:128], os.getpid(), 0, "bench-workers")
-    caps = leases.Caps(CEILING, campaign_max_usd=NEVER_BINDS)
+    caps = SpendLimits(NEVER_BINDS, CEILING)
     outcomes: collections.Counter = collections.Counter()
     trials = repository.trials_in_order(engine, campaign_id)
     if mode == "provider":

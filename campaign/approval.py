@@ -16,7 +16,7 @@ from typing import Any
 from campaign.errors import UsageProblem
 from campaign.canonical import spec_digest
 from campaign.plan import is_template
-from campaign.spend import SpendLimits
+from campaign.store.limits import SpendLimits
 
 PLAN_KEYS = frozenset(
     {"approved", "experiment", "max_attempts", "max_spend_usd", "per_attempt_spend_ceiling_usd", "provider_budget_enforced", "credential_env"}

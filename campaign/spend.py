@@ -7,13 +7,13 @@ the *next* attempt may start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 
 from campaign.agents.record import AgentRecord, turn_usage_matched
+from campaign.store.limits import SpendLimits
 from campaign.store.money import to_decimal
 
-
+__all__ = ["SpendLimits", "budget_allows_next", "exceeded_ceiling", "spend_complete", "wire_cost"]
 
 
 def spend_complete(record: AgentRecord, *, flush_complete: bool | None, profiling: bool, wire_costed: bool = False) -> bool:
@@ -42,30 +42,11 @@ def wire_cost(record: AgentRecord, *, flush_complete: bool | None, equivalent_us
     return equivalent_usd if turn_usage_matched(record) else None
 
 
-@dataclass(frozen=True)
-class SpendLimits:
-    """The operator's spend limits as exact decimals: gates compare decimal dollars,
-    never binary floats (0.2 + 0.1 must equal a limit of 0.3)."""
-
-    max_spend_usd: Decimal
-    per_attempt_ceiling_usd: Decimal
-
-    def __post_init__(self) -> None:
-        for name in ("max_spend_usd", "per_attempt_ceiling_usd"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
-                raise ValueError(f"{name} must be a number")
-            exact = to_decimal(value)
-            if not (exact.is_finite() and exact > 0):
-                raise ValueError(f"{name} must be positive and finite")
-            object.__setattr__(self, name, exact)
-        if self.per_attempt_ceiling_usd > self.max_spend_usd:
-            raise ValueError("per_attempt_spend_ceiling_usd must not exceed max_spend_usd")
-
-
 def budget_allows_next(measured_spend_usd: Decimal, limits: SpendLimits) -> bool:
-    """Measured spend plus the next attempt's ceiling must stay within the maximum."""
-    return to_decimal(measured_spend_usd) + limits.per_attempt_ceiling_usd <= limits.max_spend_usd
+    """Measured spend plus the next attempt's ceiling must stay within the run's maximum
+    (a paired run's limits always have one: its approved plan must set it)."""
+    cap = limits.max_spend_usd
+    return cap is None or to_decimal(measured_spend_usd) + limits.per_attempt_ceiling_usd <= cap
 
 
 def exceeded_ceiling(cost_usd: float | Decimal | None, limits: SpendLimits) -> bool:

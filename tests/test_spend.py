@@ -77,10 +77,10 @@ def test_admission_reserves_against_the_exact_spend_so_far(store):
     campaign_id = campaign_with(store, [(0.1, True, 0.9), (0.05, False, 0.2), (None, None, 0.3)], extra=2)
     waiting = [t for t in repository.trials_in_order(store, campaign_id) if t.status == "scheduled"]
     # 0.6 counted + 0.1 ceiling fits 0.7 exactly, and not 0.69.
-    assert leases.admit(store, waiting[0], me=None, caps=leases.Caps(Decimal("0.1"), provider_max_usd=Decimal("0.69")), lineage=[campaign_id]) == "spend_limit"
-    assert leases.admit(store, waiting[0], me=None, caps=leases.Caps(Decimal("0.1"), provider_max_usd=Decimal("0.7")), lineage=[campaign_id]) is None
+    assert leases.admit(store, waiting[0], me=None, caps=SpendLimits(None, Decimal("0.1"), provider_max_spend_usd=Decimal("0.69")), lineage=[campaign_id]) == "spend_limit"
+    assert leases.admit(store, waiting[0], me=None, caps=SpendLimits(None, Decimal("0.1"), provider_max_spend_usd=Decimal("0.7")), lineage=[campaign_id]) is None
     # ... and the reserved 0.1 now counts for the next one.
-    assert leases.admit(store, waiting[1], me=None, caps=leases.Caps(Decimal("0.1"), campaign_max_usd=Decimal("0.75")), lineage=[campaign_id]) == "spend_limit"
+    assert leases.admit(store, waiting[1], me=None, caps=SpendLimits(Decimal("0.75"), Decimal("0.1")), lineage=[campaign_id]) == "spend_limit"
 
 
 def test_a_continuation_gates_on_its_whole_lineage(store):

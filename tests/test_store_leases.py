@@ -11,6 +11,7 @@ from sqlalchemy import update
 from campaign.schedule import build_schedule
 from campaign.store import leases, repository
 from campaign.store.engine import make_engine, resolve_url
+from campaign.store.limits import SpendLimits
 from campaign.store.migrate import open_store
 from campaign.store.models import ProviderLease, SpendReservation
 
@@ -104,7 +105,7 @@ def test_a_stale_lease_between_attempts_is_freed_and_its_admission_requeued(stor
     cid = campaign(store)
     provider = leases.claim_provider(store, cid, A)
     trial = next(t for t in repository.trials_in_order(store, cid) if t.provider == provider)
-    caps = leases.Caps(Decimal("0.1"), provider_max_usd=Decimal("1"))
+    caps = SpendLimits(None, Decimal("0.1"), provider_max_spend_usd=Decimal("1"))
     assert leases.admit(store, trial, me=A, caps=caps, lineage=[cid]) is None
     with store.begin() as conn:
         conn.execute(update(ProviderLease).where(ProviderLease.provider == provider).values(heartbeat_epoch=None))
@@ -149,7 +150,7 @@ def test_racing_admissions_never_reserve_past_a_cap(store, scope):
     cid = campaign(store, providers=("alpha",), tasks=8)  # 32 trials of one provider
     trials = repository.trials_in_order(store, cid)
     ceiling, cap = Decimal("0.1"), Decimal("0.7")
-    caps = leases.Caps(ceiling, provider_max_usd=cap if scope == "provider" else None, campaign_max_usd=cap if scope == "campaign" else None)
+    caps = SpendLimits(cap if scope == "campaign" else None, ceiling, provider_max_spend_usd=cap if scope == "provider" else None)
     results: list[str | None] = []
     barrier = threading.Barrier(8)
 
@@ -175,7 +176,7 @@ def test_racing_admissions_never_reserve_past_a_cap(store, scope):
 def test_finalization_releases_the_reservation_and_counts_the_real_cost(store):
     cid = campaign(store, providers=("alpha",), tasks=1)
     first, second = repository.trials_in_order(store, cid)[:2]
-    caps = leases.Caps(Decimal("0.5"), campaign_max_usd=Decimal("0.6"))
+    caps = SpendLimits(Decimal("0.6"), Decimal("0.5"))
     assert leases.admit(store, first, me=None, caps=caps, lineage=[cid]) is None
     assert leases.admit(store, second, me=None, caps=caps, lineage=[cid]) == "spend_limit"  # 0.5 held + 0.5 > 0.6
     attempt_id = repository.start_attempt(store, first)

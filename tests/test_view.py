@@ -29,7 +29,6 @@ from test_report_fixtures import full_attempt, insert_campaign, paired_trials
 from campaign.cli import cli
 from campaign.report import build_report
 from campaign.spend import SpendLimits
-from campaign.store.leases import Caps
 from campaign.store import chain, repository
 from campaign.store.migrate import open_store
 from campaign.store.models import Attempt, Campaign
@@ -220,7 +219,7 @@ def test_plot_trials_in_schedule_order_and_filters(engine, ro):
 
 def test_provider_spend_against_the_cap_or_no_cap(engine, ro):
     per_provider = make_campaign(engine, experiment={"providers": [{"name": "openai-codex"}]})
-    repository.record_spend_limits(engine, per_provider, Caps(Decimal("0.5"), provider_max_usd=Decimal("2.50")))
+    repository.record_spend_limits(engine, per_provider, SpendLimits(None, Decimal("0.5"), provider_max_spend_usd=Decimal("2.50")))
     whole = make_campaign(engine)
     repository.record_spend_limits(engine, whole, SpendLimits(5, 1))
     uncapped = make_campaign(engine)

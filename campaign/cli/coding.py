@@ -76,8 +76,8 @@ def _campaign(options: opt.CodingOptions, db: str | None) -> None:
 
 
 def _run_campaign(options: opt.CodingOptions, db: str | None) -> None:
-    opt.check_mode(options)
-    result = multi_provider.run(options, db, catalog_path=options.providers_catalog, stream=sys.stderr)
+    limits = opt.check_mode(options)
+    result = multi_provider.run(options, db, limits=limits, catalog_path=options.providers_catalog, stream=sys.stderr)
     if not result.live:
         click.echo(f"would run {result.scheduled} trials, one at a time, interleaved by pair; nothing ran (add --live to execute)")
         click.echo(f"store: nothing written; with --live the store is {result.store}")
@@ -85,12 +85,12 @@ def _run_campaign(options: opt.CodingOptions, db: str | None) -> None:
     stopped = f"; stopped: {result.stop_reason}" if result.stop_reason else ""
     click.echo(f"ran {result.attempted_now} attempts now; {result.left} of {result.scheduled} scheduled trials left{stopped}")
     for name, spent in result.spends.items():
-        cap = f" of {_usd(result.caps.provider_max_usd)}" if result.caps.provider_max_usd is not None else ""
+        cap = f" of {_usd(result.caps.provider_max_spend_usd)}" if result.caps.provider_max_spend_usd is not None else ""
         click.echo(f"spend {name}: {_spent(spent)}{cap} USD counted as {spent.basis}")
-    if result.caps is not None and result.caps.campaign_max_usd is not None:
+    if result.caps is not None and result.caps.max_spend_usd is not None:
         total = sum((s.usd for s in result.spends.values()), Decimal(0))
         unknown = any(s.unknown for s in result.spends.values())
-        click.echo(f"spend, all providers: {_usd(total)}{'+?' if unknown else ''} of {_usd(result.caps.campaign_max_usd)} USD")
+        click.echo(f"spend, all providers: {_usd(total)}{'+?' if unknown else ''} of {_usd(result.caps.max_spend_usd)} USD")
     for path in result.reports:
         click.echo(f"report: {path}, {path.with_suffix('.md')}, {path.with_suffix('.svg')}")
     if not result.unfinished:

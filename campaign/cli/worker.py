@@ -45,7 +45,7 @@ def worker(db: str | None, campaign_id: int | None, providers: str | None, **val
     """
     with core_errors():
         given = opt.CodingOptions(campaign=True, live=True, **{k: v for k, v in values.items()})
-        caps = opt.campaign_caps(given)
+        limits = opt.spend_limits(given)
         wanted = [p.strip() for p in providers.split(",")] if providers is not None else None
         if wanted is not None and not all(wanted):
             raise UsageProblem(f"empty provider name in {providers!r}; give NAME,NAME or leave --providers out for any", option="--providers")
@@ -60,7 +60,7 @@ def worker(db: str | None, campaign_id: int | None, providers: str | None, **val
                 raise UsageProblem(f"not a provider of campaign {row.id}: {', '.join(unknown)}", option="--providers")
             me = leases.WorkerIdentity.of(my_identity())
             leases.ensure_leases(engine, row.id, [p.name for p in inputs.providers])
-            tally = run_worker(engine, row.id, inputs, me, providers=wanted, caps=caps)
+            tally = run_worker(engine, row.id, inputs, me, providers=wanted, caps=limits)
         finally:
             engine.dispose()
     worked = ", ".join(tally.providers) or "none (nothing left to claim)"

@@ -24,6 +24,7 @@ from campaign.store.engine import describe
 from sqlalchemy import Engine
 from campaign.schedule import ScheduledTrial
 from campaign.store.models import Attempt, Trial
+from campaign.store.limits import SpendLimits
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class CampaignResult:
     live: bool
     # With spend caps: each provider's exact spend and the basis it was counted on.
     spends: Mapping[str, repository.ProviderSpend] = dataclasses.field(default_factory=dict)
-    caps: leases.Caps | None = None
+    caps: SpendLimits | None = None
     # Providers the circuit breaker halted: their trials wait for a resume.
     halts: tuple[Halt, ...] = ()
     # Trials recorded not_attempted, by reason.
@@ -73,7 +74,7 @@ def close_run(engine: Engine, campaign_id: int, stop_reason: str | None, *, ran_
 
 
 def build_result(
-    engine: Engine, campaign_id: int, inputs: CampaignInputs, schedule: Sequence[ScheduledTrial], attempted: int, stop_reason: str | None, caps: leases.Caps | None, *, halts: tuple[Halt, ...] = ()
+    engine: Engine, campaign_id: int, inputs: CampaignInputs, schedule: Sequence[ScheduledTrial], attempted: int, stop_reason: str | None, caps: SpendLimits | None, *, halts: tuple[Halt, ...] = ()
 ) -> CampaignResult:
     reports = write_reports(engine, campaign_id, inputs)
     trials = repository.trials_in_order(engine, campaign_id)
@@ -93,14 +94,14 @@ def build_result(
     )
 
 
-def open_progress(engine: Engine, campaign_id: int, inputs: CampaignInputs, trials: Sequence[Trial], stream: TextIO | None, caps: leases.Caps | None = None) -> Progress | None:
+def open_progress(engine: Engine, campaign_id: int, inputs: CampaignInputs, trials: Sequence[Trial], stream: TextIO | None, caps: SpendLimits | None = None) -> Progress | None:
     if stream is None:
         return None
     totals = {p.name: 0 for p in inputs.providers}
     for t in trials:
         totals[t.provider] += 1
-    total_cap = float(caps.campaign_max_usd) if caps and caps.campaign_max_usd is not None else None
-    each = float(caps.provider_max_usd) if caps and caps.provider_max_usd is not None else (UNDER_OTHER_CAP if total_cap is not None else None)
+    total_cap = float(caps.max_spend_usd) if caps and caps.max_spend_usd is not None else None
+    each = float(caps.provider_max_spend_usd) if caps and caps.provider_max_spend_usd is not None else (UNDER_OTHER_CAP if total_cap is not None else None)
     # With caps but none over the whole campaign, the header's sum has no cap of its own.
     header_cap = UNDER_OTHER_CAP if caps is not None and total_cap is None else total_cap
     progress = Progress([ProviderPlan(name, total, each) for name, total in totals.items()], inputs.variants, stream=stream, cap_usd=header_cap)

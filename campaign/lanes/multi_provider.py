@@ -34,6 +34,7 @@ from campaign.canonical import spec_digest
 from campaign.progress import TrialsNotAttempted
 from campaign.store import STORE_NAME, chain, leases, repository
 from campaign.store.engine import describe
+from campaign.store.limits import SpendLimits
 from campaign.store.migrate import open_store
 from campaign.supervise import critical, interruptible
 from campaign.supervise.procfs import ProcFS
@@ -49,6 +50,7 @@ def run(
     opts: opt.CodingOptions,
     db: str | None,
     *,
+    limits: SpendLimits | None,
     catalog_path: Path | None = None,
     environ: Mapping[str, str] | None = None,
     stream: TextIO | None = None,
@@ -97,21 +99,20 @@ def run(
         )
         take_lease(engine, campaign_id, me, proc)
     testhooks.reached("leased")
-    caps = opt.campaign_caps(opts)
     worker_me = leases.WorkerIdentity.of(me)
     try:
         if existing is not None and opts.resume:
             campaign_id = settle_resume(engine, campaign_id, inputs, me, proc, continue_blocked=opts.continue_blocked, stream=stream)
             leases.reopen_unavailable(engine, campaign_id)
             repository.reopen_trials(engine, campaign_id, REOPEN_ON_RESUME)
-        if caps is not None:
-            repository.record_spend_limits(engine, campaign_id, caps)
+        if limits is not None:
+            repository.record_spend_limits(engine, campaign_id, limits)
         leases.ensure_leases(engine, campaign_id, [p.name for p in inputs.providers])
         if opts.parallel_providers:
-            return parallel.coordinate(engine, campaign_id, inputs, schedule, opts, stream=stream, caps=caps, timer=timer)
+            return parallel.coordinate(engine, campaign_id, inputs, schedule, opts, stream=stream, caps=limits, timer=timer)
         _hold_every_lease(engine, campaign_id, worker_me, proc)
         try:
-            return _drive(engine, campaign_id, inputs, schedule, stream, timer, caps, worker_me)
+            return _drive(engine, campaign_id, inputs, schedule, stream, timer, limits, worker_me)
         finally:
             with critical():  # a stop landing here must not leave a lease behind
                 leases.release(engine, campaign_id, worker_me)
@@ -132,7 +133,7 @@ def _hold_every_lease(engine: Engine, campaign_id: int, me: leases.WorkerIdentit
         raise holders.LeaseHeld(campaign_id, holders.held_by_others(engine, campaign_id, others, proc), stale_seconds=worker.STALE_SECONDS, db=describe(engine.url))
 
 
-def _drive(engine: Engine, campaign_id: int, inputs: CampaignInputs, schedule: Sequence[ScheduledTrial], stream: TextIO | None, timer: Callable[[], float], caps: leases.Caps | None = None, me: leases.WorkerIdentity | None = None) -> CampaignResult:
+def _drive(engine: Engine, campaign_id: int, inputs: CampaignInputs, schedule: Sequence[ScheduledTrial], stream: TextIO | None, timer: Callable[[], float], caps: SpendLimits | None = None, me: leases.WorkerIdentity | None = None) -> CampaignResult:
     """Run every provider's scheduled trials here, in schedule order, holding every lease.
 
     A pass walks the schedule once; a trial whose attempt the provider ended goes back

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from campaign.digests import MIN_PROFILE_PYTHON, NotAPython, PythonInfo, git_toplevel, probe_python
 from campaign.errors import UsageProblem
-from campaign.store.leases import Caps
+from campaign.store.limits import SpendLimits
 
 DEFAULT_MODEL = "openai-codex:gpt-6.1-sol"
 DEFAULT_AGENT = "offline"
@@ -166,15 +166,16 @@ def _given(opts: CodingOptions, table: tuple[tuple[str, str], ...]) -> list[str]
     return [name for name, field in table if getattr(opts, field) not in (None, False)]
 
 
-def check_campaign_mode(opts: CodingOptions) -> None:
-    """--campaign and its own options: never combined with --paired, never given without it."""
+def check_campaign_mode(opts: CodingOptions) -> SpendLimits | None:
+    """--campaign and its own options: never combined with --paired, never given without it.
+    Returns the campaign's spend limits, parsed here once (None: no cap asked for)."""
     if opts.campaign and opts.paired:
         raise UsageProblem("--campaign and --paired cannot be combined; choose one lane", option="--campaign")
     if not opts.campaign:
         names = _given(opts, CAMPAIGN_ONLY)
         if names:
             raise UsageProblem(f"{', '.join(names)} only apply with --campaign", option=names[0])
-        return
+        return None
     names = _given(opts, NOT_IN_CAMPAIGN)
     if names:
         raise UsageProblem(
@@ -188,12 +189,13 @@ def check_campaign_mode(opts: CodingOptions) -> None:
         raise UsageProblem(f"must be a port in 1..65535, got {opts.control_plane_port}", option="--control-plane-port")
     if opts.continue_blocked and not opts.resume:
         raise UsageProblem("--continue-blocked continues a blocked campaign, so it needs --resume too", option="--continue-blocked")
-    campaign_caps(opts)
+    limits = spend_limits(opts)
     if opts.parallel_providers is not None and opts.parallel_providers < 1:
         raise UsageProblem(f"must be 1 or more, got {opts.parallel_providers}", option="--parallel-providers")
+    return limits
 
 
-def campaign_caps(opts: CodingOptions) -> Caps | None:
+def spend_limits(opts: CodingOptions) -> SpendLimits | None:
     """--max-spend-usd (each provider), --max-total-spend-usd (the campaign) and
     --attempt-ceiling-usd, as exact decimals; None when no cap is asked for.
 
@@ -222,21 +224,23 @@ def campaign_caps(opts: CodingOptions) -> Caps | None:
     for name in ("--max-spend-usd", "--max-total-spend-usd"):
         if name in values and ceiling > values[name]:
             raise UsageProblem(f"must not exceed {name}", option="--attempt-ceiling-usd")
-    return Caps(ceiling, provider_max_usd=values.get("--max-spend-usd"), campaign_max_usd=values.get("--max-total-spend-usd"))
+    return SpendLimits(values.get("--max-total-spend-usd"), ceiling, provider_max_spend_usd=values.get("--max-spend-usd"))
 
 
-def check_mode(opts: CodingOptions) -> None:
+def check_mode(opts: CodingOptions) -> SpendLimits | None:
     """What every lane checks first: unsupported options, the lane's own options, then
-    the values whose rules do not depend on the lane."""
+    the values whose rules do not depend on the lane. Returns the campaign lane's
+    spend limits (``check_campaign_mode``): the command passes them down as parsed."""
     reject_unsupported(opts)
-    check_campaign_mode(opts)
+    limits = check_campaign_mode(opts)
     check_numbers(opts)
     if opts.campaign:
-        return
+        return limits
     reject_paired_only(opts)
     parse_model(opts.model)
     if opts.output is None:
         raise UsageProblem("--output FILE.json is required (write it outside the source checkout)", option="--output")
+    return None
 
 
 def check_live_options(opts: CodingOptions) -> None:

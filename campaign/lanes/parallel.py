@@ -40,6 +40,7 @@ from campaign.lanes.campaign_outputs import build_result, close_run, open_progre
 from campaign.progress import TrialsNotAttempted
 from campaign.providers import load_catalog
 from campaign.store import leases, repository
+from campaign.store.limits import SpendLimits
 from campaign.supervise import critical, interruptible
 from campaign.supervise.procfs import ProcFS
 from campaign.lanes.campaign_inputs import CampaignInputs
@@ -143,7 +144,7 @@ def coordinate(
     opts: opt.CodingOptions,
     *,
     stream: TextIO | None,
-    caps: leases.Caps | None,
+    caps: SpendLimits | None,
     timer: Callable[[], float] = time.monotonic,
 ) -> CampaignResult:
     """Start the local workers, follow them through the store, close the campaign."""

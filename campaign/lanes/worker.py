@@ -26,6 +26,7 @@ from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.progress import AttemptFinished
 from campaign.store import leases, repository
+from campaign.store.limits import SpendLimits
 from campaign.store.models import Trial
 from campaign.supervise import critical, interruptible
 from campaign.vocabulary import VERDICTS
@@ -79,7 +80,7 @@ def step(
     inputs: CampaignInputs,
     *,
     me: leases.WorkerIdentity,
-    caps: leases.Caps | None,
+    caps: SpendLimits | None,
     lineage: Sequence[int],
     timer: Callable[[], float],
     breaker: Breaker,
@@ -110,7 +111,7 @@ def step(
         spent = repository.counted_spend(result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd)
         if spent is None:
             provider_stop = "spend_incomplete"
-        elif spent > caps.ceiling_usd:
+        elif spent > caps.per_attempt_ceiling_usd:
             provider_stop = "attempt_exceeded_ceiling"
     return Step(result=result, provider_stop=provider_stop, campaign_stop=result.stop_reason, halted=halt)
 
@@ -198,7 +199,7 @@ def run_worker(
     me: leases.WorkerIdentity,
     *,
     providers: Sequence[str] | None = None,
-    caps: leases.Caps | None = None,
+    caps: SpendLimits | None = None,
     stale_seconds: float = STALE_SECONDS,
     on_attempt: Callable[[Trial, AttemptOutcome], None] = lambda trial, result: None,
     timer: Callable[[], float] = time.monotonic,
@@ -243,7 +244,7 @@ class _Shift:
     campaign_id: int
     inputs: Any
     me: leases.WorkerIdentity
-    caps: leases.Caps | None
+    caps: SpendLimits | None
     lineage: Sequence[int]
     on_attempt: Callable[[Trial, AttemptOutcome], None]
     timer: Callable[[], float]

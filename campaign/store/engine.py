@@ -14,9 +14,12 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.pool import NullPool
 
 from campaign import inputs
+from campaign.store import faults
 from campaign.errors import CampaignError, StoreError, StoreUnusable, UsageProblem
 
 DB_ENV = "CAMPAIGN_DB"
+# How long a SQLite write waits for another writer's lock before the store is reported
+# locked; a URL's own ``?timeout=SECONDS`` (pysqlite's argument) sets another.
 BUSY_TIMEOUT_MS = 30_000
 
 
@@ -42,6 +45,7 @@ def resolve_url(db: str | None, *, must_exist: bool = False) -> URL:
         # realpath, unlike Path.resolve on Python 3.11, leaves a symlink loop for the check below to name.
         url = URL.create("sqlite", database=os.path.realpath(Path(raw).expanduser()))
     if url.get_backend_name() == "sqlite":
+        busy_timeout_ms(url)  # a bad ?timeout= is bad input, refused before any file is touched
         database = url.database
         if not database or database == ":memory:":
             raise UsageProblem("an in-memory SQLite store would lose every trial; give a file path", option="--db")
@@ -111,30 +115,55 @@ def _make_parent(path: Path) -> None:
 
 
 def open_failure(url: URL, exc: BaseException) -> CampaignError:
-    """The operator's error for a store that could not be opened: one line naming --db."""
+    """The operator's error for a store that could not be opened: one line naming --db.
+
+    A store found locked or on a full disk is there and is no bad input: it fails as
+    it would in use (``faults.store_fault``)."""
     if isinstance(exc, CampaignError):
         return exc
+    if faults.kind(url, exc) in ("locked", "full"):
+        return faults.store_fault(describe(url), url, exc)
     reason = (str(getattr(exc, "orig", None) or exc).strip().splitlines() or [exc.__class__.__name__])[0]
     if url.get_backend_name() == "sqlite":
         return StoreUnusable(f"cannot open the store at {describe(url)} ({reason}); give the path of a campaign store, or of a new file in a writable directory", option="--db")
     return StoreUnusable(f"cannot connect to the store at {describe(url)} ({reason}); check the URL, that the server is running, and the credentials", option="--db")
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    # Ledger and attempt rows are the evidence; lose none of them to a power cut.
-    cursor.execute("PRAGMA synchronous=FULL")
-    cursor.close()
+def busy_timeout_ms(url: URL) -> int:
+    """The SQLite busy timeout: the URL's ``timeout`` in seconds, else ``BUSY_TIMEOUT_MS``."""
+    given = url.query.get("timeout")
+    if given is None:
+        return BUSY_TIMEOUT_MS
+    try:
+        seconds = float(given if isinstance(given, str) else given[-1])
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 86_400:
+        raise UsageProblem(f"timeout={given!r} in the store URL must be a number of seconds from 0 to 86400", option="--db")
+    return int(seconds * 1000)
 
 
-def _sqlite_readonly_pragmas(dbapi_connection, _record) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    cursor.execute("PRAGMA query_only=ON")
-    cursor.close()
+def _sqlite_pragmas(busy_ms: int):
+    def connect(dbapi_connection, _record) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+        # Ledger and attempt rows are the evidence; lose none of them to a power cut.
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.close()
+
+    return connect
+
+
+def _sqlite_readonly_pragmas(busy_ms: int):
+    def connect(dbapi_connection, _record) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+        cursor.execute("PRAGMA query_only=ON")
+        cursor.close()
+
+    return connect
 
 
 def make_engine(url: URL, *, readonly: bool = False) -> Engine:
@@ -147,7 +176,7 @@ def make_engine(url: URL, *, readonly: bool = False) -> Engine:
         return _readonly_engine(url)
     engine = _create(url)
     if engine.dialect.name == "sqlite":
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", _sqlite_pragmas(busy_timeout_ms(url)))
         # pysqlite's own transaction handling defers BEGIN; take the lock at BEGIN
         # so compare-and-set admission never races on a stale read.
         @event.listens_for(engine, "begin")
@@ -181,7 +210,7 @@ def _readonly_engine(url: URL) -> Engine:
         return _create(url)
     path = Path(str(url.database))
     engine = _create(url, creator=lambda: sqlite3.connect(_readonly_uri(path), uri=True, check_same_thread=False), poolclass=NullPool)
-    event.listen(engine, "connect", _sqlite_readonly_pragmas)
+    event.listen(engine, "connect", _sqlite_readonly_pragmas(busy_timeout_ms(url)))
     return engine
 
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 
 from sqlalchemy import Connection, Engine, and_, delete, func, insert, literal_column, or_, select, update
 
-from campaign.store import money
+from campaign.store import money, scope
+from campaign.store.limits import SpendLimits
 from campaign.store.models import Attempt, Campaign, ProviderLease, SpendReservation, Trial
 from campaign.store.repository import REQUEUED, Clock, counted_usd, utcnow
 
@@ -74,7 +74,7 @@ def db_epoch(conn: Connection):
 
 def ensure_leases(engine: Engine, campaign_id: int, providers: Iterable[str]) -> None:
     """One lease row per provider of the campaign (idempotent)."""
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         have = set(conn.execute(select(ProviderLease.provider).where(ProviderLease.campaign_id == campaign_id)).scalars())
         missing = [p for p in providers if p not in have]
         if missing:
@@ -82,7 +82,7 @@ def ensure_leases(engine: Engine, campaign_id: int, providers: Iterable[str]) ->
 
 
 def all_leases(engine: Engine, campaign_id: int) -> list[Lease]:
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         rows = conn.execute(select(leases).where(leases.c.campaign_id == campaign_id).order_by(leases.c.provider)).mappings()
         return [_lease_row(r) for r in rows]
 
@@ -102,7 +102,7 @@ def _has_work():
 
 def claim_provider(engine: Engine, campaign_id: int, me: WorkerIdentity, providers: Sequence[str] | None = None) -> str | None:
     """Take the lease of a provider that is free, not halted and has scheduled trials."""
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         wanted = [
             ProviderLease.campaign_id == campaign_id,
             ProviderLease.worker_pid.is_(None),
@@ -128,7 +128,7 @@ def claim_provider(engine: Engine, campaign_id: int, me: WorkerIdentity, provide
 def claim_all(engine: Engine, campaign_id: int, me: WorkerIdentity) -> list[str]:
     """Every free lease of the campaign, for a runner that drives all providers itself.
     Returns the providers whose lease another live holder has (empty: all are ours)."""
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         conn.execute(
             update(ProviderLease)
             .where(ProviderLease.campaign_id == campaign_id, ProviderLease.worker_pid.is_(None))
@@ -140,7 +140,7 @@ def claim_all(engine: Engine, campaign_id: int, me: WorkerIdentity) -> list[str]
 
 def heartbeat(engine: Engine, campaign_id: int, me: WorkerIdentity, provider: str | None = None) -> bool:
     """Stamp the database clock on the leases ``me`` holds; False when one was lost (halted or taken)."""
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         where = [ProviderLease.campaign_id == campaign_id, *me.holds()]
         if provider is not None:
             where.append(ProviderLease.provider == provider)
@@ -149,7 +149,7 @@ def heartbeat(engine: Engine, campaign_id: int, me: WorkerIdentity, provider: st
 
 
 def holds(engine: Engine, campaign_id: int, provider: str, me: WorkerIdentity) -> bool:
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         stmt = select(ProviderLease.id).where(ProviderLease.campaign_id == campaign_id, ProviderLease.provider == provider, ProviderLease.halted_reason.is_(None), *me.holds())
         return conn.execute(stmt).first() is not None
 
@@ -159,7 +159,7 @@ def release(engine: Engine, campaign_id: int, me: WorkerIdentity, provider: str 
     where = [ProviderLease.campaign_id == campaign_id, ProviderLease.halted_reason.is_(None), *me.holds()]
     if provider is not None:
         where.append(ProviderLease.provider == provider)
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         conn.execute(
             update(ProviderLease).where(*where).values(worker_host=None, worker_pid=None, worker_start_ticks=None, worker_boot_id=None, heartbeat_epoch=None)
         )
@@ -167,7 +167,7 @@ def release(engine: Engine, campaign_id: int, me: WorkerIdentity, provider: str 
 
 def stale(engine: Engine, campaign_id: int, after_seconds: float) -> list[Lease]:
     """Held, not halted, and not heartbeaten for ``after_seconds`` by the database's clock."""
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         stmt = select(leases).where(
             leases.c.campaign_id == campaign_id,
             leases.c.worker_pid.is_not(None),
@@ -195,7 +195,7 @@ def halt_lost(engine: Engine, campaign_id: int, lease: Lease, reason: str = "wor
     holder = lease.holder
     if holder is None:
         return None
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         running = conn.execute(
             select(Attempt.id)
             .join(Trial, Trial.id == Attempt.trial_pk)
@@ -263,7 +263,7 @@ def outlook(engine: Engine, campaign_id: int, providers: Sequence[str] | None = 
         select(func.count(Trial.id)).where(*scheduled, free).scalar_subquery(),
         select(func.count(ProviderLease.id)).where(*own, ProviderLease.worker_pid.is_not(None)).scalar_subquery(),
     ).where(Campaign.id == campaign_id)
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         state, reason, left, claimable, held = conn.execute(stmt).one()
     return Outlook(state, reason, int(left), int(claimable), int(held))
 
@@ -282,29 +282,20 @@ def halt_unavailable(engine: Engine, campaign_id: int, provider: str, note: str)
         .where(ProviderLease.campaign_id == campaign_id, ProviderLease.provider == provider, ProviderLease.halted_reason.is_(None))
         .values(halted_reason=UNAVAILABLE, halted_note=note[:1000], worker_host=None, worker_pid=None, worker_start_ticks=None, worker_boot_id=None, heartbeat_epoch=None)
     )
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         return conn.execute(stmt).rowcount == 1
 
 
 def reopen_unavailable(engine: Engine, campaign_id: int) -> list[str]:
     """Clear the breaker's halts (a resume tries the providers again); the providers reopened."""
     where = [ProviderLease.campaign_id == campaign_id, ProviderLease.halted_reason == UNAVAILABLE]
-    with engine.begin() as conn:
+    with scope.transaction(engine) as conn:
         names = list(conn.execute(select(ProviderLease.provider).where(*where)).scalars())
         conn.execute(update(ProviderLease).where(*where).values(halted_reason=None, halted_note=None))
     return names
 
 
 # --- admission under caps ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Caps:
-    """Spend caps for admission: the ceiling reserved per attempt, and the maxima it must fit."""
-
-    ceiling_usd: Decimal
-    provider_max_usd: Decimal | None = None
-    campaign_max_usd: Decimal | None = None
 
 
 def _spent_and_reserved(conn: Connection, campaign_ids: Sequence[int], provider: str | None) -> int:
@@ -322,15 +313,17 @@ def admit(
     trial: Trial,
     *,
     me: WorkerIdentity | None,
-    caps: Caps | None,
+    caps: SpendLimits | None,
     lineage: Sequence[int],
     clock: Clock = utcnow,
 ) -> str | None:
     """scheduled -> admitted, atomically with the lease check and the ceiling's reservation.
 
-    Returns None when admitted, else why not: "lease_lost", "taken" (another
-    worker admitted it), "stopped" (the campaign stopped), "spend_limit"."""
-    with engine.begin() as conn:
+    ``caps`` are the run's spend limits: the attempt's ceiling is reserved, and must
+    fit each cap with the spend and the reservations so far. Returns None when
+    admitted, else why not: "lease_lost", "taken" (another worker admitted it),
+    "stopped" (the campaign stopped), "spend_limit"."""
+    with scope.transaction(engine) as conn:
         if conn.dialect.name == "postgresql":
             # Admissions of one campaign queue on its row, so the sums below cannot race.
             conn.execute(select(Campaign.id).where(Campaign.id == trial.campaign_id).with_for_update())
@@ -346,8 +339,8 @@ def admit(
             if held is None:
                 return "lease_lost"
         if caps is not None:
-            ceiling = int(caps.ceiling_usd * money.NANO_PER_USD)
-            for cap, provider in ((caps.provider_max_usd, trial.provider), (caps.campaign_max_usd, None)):
+            ceiling = int(caps.per_attempt_ceiling_usd * money.NANO_PER_USD)
+            for cap, provider in ((caps.provider_max_spend_usd, trial.provider), (caps.max_spend_usd, None)):
                 if cap is not None and _spent_and_reserved(conn, lineage, provider) + ceiling > int(cap * money.NANO_PER_USD):
                     return "spend_limit"
         moved = conn.execute(
@@ -358,18 +351,18 @@ def admit(
         if caps is not None:
             conn.execute(
                 insert(SpendReservation).values(
-                    campaign_id=trial.campaign_id, trial_pk=trial.id, provider=trial.provider, nano_usd=int(caps.ceiling_usd * money.NANO_PER_USD), created_at=clock()
+                    campaign_id=trial.campaign_id, trial_pk=trial.id, provider=trial.provider, nano_usd=int(caps.per_attempt_ceiling_usd * money.NANO_PER_USD), created_at=clock()
                 )
             )
     return None
 
 
 def now_epoch(engine: Engine) -> float:
-    with engine.connect() as conn:
+    with scope.reading(engine) as conn:
         return float(conn.execute(select(db_epoch(conn))).scalar_one())
 
 
 __all__ = [
-    "Caps", "Lease", "Outlook", "WorkerIdentity", "admit", "claim_all", "claim_provider", "ensure_leases", "halt_lost", "halt_unavailable",
+    "Lease", "Outlook", "WorkerIdentity", "admit", "claim_all", "claim_provider", "ensure_leases", "halt_lost", "halt_unavailable",
     "halted", "heartbeat", "lost", "outlook", "release", "reopen_unavailable", "stale",
 ]  # fmt: skip

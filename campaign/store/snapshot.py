@@ -28,17 +28,22 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sqlite3
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
 from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
 
+from campaign.store import scope
 from campaign.store.engine import make_engine
 
 T = TypeVar("T")
 _SNAPSHOT_ID = re.compile(r"[0-9A-Fa-f]+-[0-9A-Fa-f]+(?:-[0-9]+)?")
+# The block is the caller's code too: an OSError there is its own (a report's file), not the store's.
+DATABASE_FAULTS = (SQLAlchemyError, sqlite3.Error)
 
 
 @dataclass
@@ -61,9 +66,12 @@ class Readers:
 
 @contextlib.contextmanager
 def readers(engine: Engine) -> Iterator[Readers]:
-    """A connection in a transaction, and a second one seeing the same state (see the module)."""
+    """A connection in a transaction, and a second one seeing the same state (see the module).
+
+    A database failure inside the block, the caller's reads included, is the engine's
+    ``StoreError`` (``scope.guarded``); any other error of the caller's passes as it is."""
     dialect = engine.dialect.name
-    with contextlib.ExitStack() as stack:
+    with scope.guarded(engine, DATABASE_FAULTS), contextlib.ExitStack() as stack:
         if dialect == "postgresql":
             conn = stack.enter_context(engine.connect().execution_options(isolation_level="REPEATABLE READ"))
             exported = conn.exec_driver_sql("SELECT pg_export_snapshot()").scalar_one()

@@ -138,7 +138,7 @@ async def campaign_page(request: web.Request) -> web.Response:
     snap: snapshot.CampaignSnapshot = await blocking(request, snapshot.campaign_snapshot, request.app[CHECKS], cid)
     refresh = pages.Refresh(f"/api/campaigns/{cid}/status", snap.summary.fingerprint()) if snap.summary.state == "running" else None
     no_report = snapshot.NO_REPORT.get(snap.no_report) if snap.no_report else None
-    body = pages.campaign_page(snap.summary, snap.verdict, snap.report, snap.providers, snap.caps.total_usd, refresh, no_report)
+    body = pages.campaign_page(snap.summary, snap.verdict, snap.report, snap.providers, snap.total_cap_usd, refresh, no_report)
     return html_response(body)
 
 

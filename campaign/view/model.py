@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from campaign.vocabulary import COUNTER_WORDS
-from campaign.view.source import SpendCaps
+from campaign.store.limits import SpendLimits
 
 # Why a report figure is null, in words (keys: schema.NULL_REASONS).
 NULL_REASON_WORDS = {
@@ -109,8 +110,15 @@ class ProviderProgress:
         }
 
 
-def provider_progress(report: Mapping[str, Any], caps: SpendCaps) -> list[ProviderProgress]:
-    """Per provider: scheduled, attempted, verified passes, and measured spend against its cap."""
+def usd_float(amount: Decimal | None) -> float | None:
+    """A cap as the page and its JSON show it: a number of dollars (None: no cap)."""
+    return None if amount is None else float(amount)
+
+
+def provider_progress(report: Mapping[str, Any], limits: SpendLimits | None) -> list[ProviderProgress]:
+    """Per provider: scheduled, attempted, verified passes, and measured spend against its
+    cap (each provider's ``--max-spend-usd``; None: no cap of its own)."""
+    cap = usd_float(limits.provider_max_spend_usd) if limits is not None else None
     trials = report["trials"] or []
     skipped = report["not_attempted_trials"] or []
     names = sorted({str(t["provider"]) for t in [*trials, *skipped] if t["provider"] is not None})
@@ -127,7 +135,7 @@ def provider_progress(report: Mapping[str, Any], caps: SpendCaps) -> list[Provid
                 passed=sum(1 for t in mine if t["verified_pass"] is True),
                 spend_usd=sum(costs) if costs else None,
                 spend_unknown=len(mine) - len(costs),
-                cap_usd=caps.for_provider(name),
+                cap_usd=cap,
             )
         )
     return out

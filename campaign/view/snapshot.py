@@ -1,7 +1,7 @@
 """One read of everything a page shows, gathered in a worker thread (blocking I/O).
 
 A campaign snapshot is the campaigns-list summary, the chain verdict, the
-spend caps and the sanitized report; every page and JSON answer is rendered
+spend limits the run recorded and the sanitized report; every page and JSON answer is rendered
 from a snapshot and nothing else, so what the HTML and the JSON endpoint show
 is the same allowlisted data.
 """
@@ -15,9 +15,11 @@ from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
 from campaign.report import PlanOnlyArtifact, build_report
+from campaign.store import repository
+from campaign.store.limits import SpendLimits
 from campaign.view import model, source
 from campaign.view.model import ProviderProgress
-from campaign.view.source import CampaignSummary, ChainVerdict, SpendCaps
+from campaign.view.source import CampaignSummary, ChainVerdict
 
 # Why a campaign has no report page, in code-authored words (never the exception's text).
 NO_REPORT = {
@@ -30,18 +32,25 @@ NO_REPORT = {
 class CampaignSnapshot:
     summary: CampaignSummary
     verdict: ChainVerdict
-    caps: SpendCaps
+    # None: the run recorded no spend limits.
+    limits: SpendLimits | None
     # The sanitized report (build_report's return value); None with ``no_report`` saying why.
     report: dict[str, Any] | None
     no_report: str | None
     providers: tuple[ProviderProgress, ...]
+
+    @property
+    def total_cap_usd(self) -> float | None:
+        """The cap over the whole run (the paired lane's approved maximum, or a campaign's
+        ``--max-total-spend-usd``); None: no such cap."""
+        return model.usd_float(self.limits.max_spend_usd) if self.limits is not None else None
 
     def as_json(self) -> dict[str, Any]:
         return {
             "campaign": self.summary.as_dict(),
             "fingerprint": self.summary.fingerprint(),
             "chain": self.verdict.as_dict(),
-            "spend_cap_usd": self.caps.total_usd,
+            "spend_cap_usd": self.total_cap_usd,
             "providers": [p.as_dict() for p in self.providers],
             "no_report": self.no_report,
             "report": self.report,
@@ -72,7 +81,7 @@ def campaign_snapshot(engine: Engine, checks: source.ChainChecks, campaign_id: i
     """Raises UsageProblem when the store has no such campaign."""
     summary = source.get_summary(engine, campaign_id)
     verdict = source.verify(engine, checks, campaign_id)
-    caps = source.spend_caps(engine, campaign_id)
+    limits = repository.spend_limits(engine, campaign_id)
     report: dict[str, Any] | None = None
     why: str | None = None
     if summary.kind == "nonpaired":
@@ -85,8 +94,8 @@ def campaign_snapshot(engine: Engine, checks: source.ChainChecks, campaign_id: i
         except UsageProblem:
             # build_report refuses only what it cannot report as paired evidence.
             why = "nonpaired"
-    providers = tuple(model.provider_progress(report, caps)) if report is not None else ()
-    return CampaignSnapshot(summary, verdict, caps, report, why, providers)
+    providers = tuple(model.provider_progress(report, limits)) if report is not None else ()
+    return CampaignSnapshot(summary, verdict, limits, report, why, providers)
 
 
 def status(engine: Engine, campaign_id: int) -> dict[str, Any]:
