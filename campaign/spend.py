@@ -13,7 +13,7 @@ from campaign.agents.record import AgentRecord, turn_usage_matched
 from campaign.store.limits import SpendLimits
 from campaign.store.money import to_decimal
 
-__all__ = ["SpendLimits", "budget_allows_next", "exceeded_ceiling", "spend_complete", "wire_cost"]
+__all__ = ["budget_allows_next", "exceeded_ceiling", "spend_complete", "wire_cost"]
 
 
 def spend_complete(record: AgentRecord, *, flush_complete: bool | None, profiling: bool, wire_costed: bool = False) -> bool:

@@ -66,13 +66,15 @@ COUNTER_WORDS = {
 # The built-in agent profiles (campaign/agents/profiles/*.toml; a test holds them equal).
 BUILTIN_AGENTS = ("claude-code", "codex", "gemini", "generic", "mini-swe-agent", "offline", "offline-wire", "opencode")
 # Adapters map every client-specific failure onto one of these, so reports never
-# carry client-authored error text.
-ERROR_CLASSES = (
-    "unparseable_output",  # stdout is garbled or truncated: nothing trustworthy in it
-    "empty_output",  # the client printed nothing at all
-    "agent_error",  # the client ran but reported failure (or exited non-zero)
-    "max_turns",  # the client stopped at its own turn limit
-    "permission_denied",  # the client refused tool calls for lack of approval
+# carry client-authored error text. A set: it is only ever asked "is this one of them".
+ERROR_CLASSES = frozenset(
+    (
+        "unparseable_output",  # stdout is garbled or truncated: nothing trustworthy in it
+        "empty_output",  # the client printed nothing at all
+        "agent_error",  # the client ran but reported failure (or exited non-zero)
+        "max_turns",  # the client stopped at its own turn limit
+        "permission_denied",  # the client refused tool calls for lack of approval
+    )
 )
 # Whose figure an attempt's cost_usd is.
 COST_BASES = ("client_reported", "wire_usage_x_catalog_price")

@@ -25,7 +25,7 @@ from campaign.lanes.paired_live import after_attempt, gate
 from campaign.canonical import spec_digest
 from campaign.agents.record import AgentRecord
 from campaign.approval import Approval
-from campaign.spend import SpendLimits
+from campaign.store.limits import SpendLimits
 from workspace import Workspace, run
 
 CRED = "OFFLINE_TEST_API_KEY"

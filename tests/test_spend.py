@@ -9,7 +9,8 @@ import pytest
 from campaign.approval import Approval
 from campaign.lanes.paired_live import gate
 from campaign.schedule import build_schedule
-from campaign.spend import SpendLimits, budget_allows_next, exceeded_ceiling
+from campaign.spend import budget_allows_next, exceeded_ceiling
+from campaign.store.limits import SpendLimits
 from campaign.store import leases, repository
 from campaign.store.migrate import open_store
 

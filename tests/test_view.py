@@ -28,7 +28,7 @@ from test_report_fixtures import full_attempt, insert_campaign, paired_trials
 
 from campaign.cli import cli
 from campaign.report import build_report
-from campaign.spend import SpendLimits
+from campaign.store.limits import SpendLimits
 from campaign.store import chain, repository
 from campaign.store.migrate import open_store
 from campaign.store.models import Attempt, Campaign

@@ -48,7 +48,7 @@ from campaign.agents.record import AgentRecord, ErrorClass, TurnUsage, unknown_r
 from campaign.vocabulary import ERROR_CLASSES, GENERIC_USAGE_KEYS
 
 FORMAT_VERSION = 1
-_RESULT_ERRORS = frozenset(ERROR_CLASSES) - {"unparseable_output", "empty_output"}
+_RESULT_ERRORS = ERROR_CLASSES - {"unparseable_output", "empty_output"}
 _TOOL_STATUSES = frozenset({"ok", "error", "cancelled"})
 
 
