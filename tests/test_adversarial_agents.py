@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from campaign import benchmark
-from campaign.agents.profiles import parse_profile
+from campaign.agents.profile_parse import parse_profile
 from campaign.lanes.attempt import AttemptPlan, run_attempt
 from campaign.store import repository
 from campaign.supervise import confine

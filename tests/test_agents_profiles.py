@@ -7,18 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from campaign.agents.profiles import (
-    PLACEHOLDERS,
-    builtin_profile_names,
-    build_artifact_paths,
-    client_argv,
-    client_env,
-    load_profile,
-    placeholders,
-    profile_identity,
-    render,
-    sdk_paths,
-)
+from campaign.agents.profile_model import PLACEHOLDERS, placeholders, render
+from campaign.agents.profiles import builtin_profile_names, build_artifact_paths, client_argv, client_env, load_profile, profile_identity, sdk_paths
 from campaign.errors import UsageProblem
 
 MINIMAL = 'adapter = "generic"\nclient = ["my-agent", "{prompt_file}"]\nconfig_env = "AGENT_CONFIG"\n'
@@ -160,7 +150,7 @@ def test_builtin_offline_profile_is_runnable_by_this_interpreter():
 
 
 def test_env_table_is_templated_and_turns_the_wire_on(tmp_path):
-    from campaign.agents.profiles import uses_wire
+    from campaign.agents.profile_model import uses_wire
 
     text = MINIMAL + '[env]\nANTHROPIC_BASE_URL = "{proxy_url}"\nAGENT_MODE = "task-{task}"\n'
     profile = load_profile(write(tmp_path, text))
@@ -190,7 +180,7 @@ def test_env_table_rejections(tmp_path, table, needle):
 
 
 def test_variants_apply_args_and_env_per_variant(tmp_path):
-    from campaign.agents.profiles import uses_wire
+    from campaign.agents.profile_model import uses_wire
 
     text = MINIMAL + '[env]\nBASE_URL = "{proxy_url}"\n[variants.coding]\nargs = ["--tools", "Read,{task}"]\nenv = { MODE = "narrow" }\n[variants.baseline]\nargs = []\n'
     profile = load_profile(write(tmp_path, text))

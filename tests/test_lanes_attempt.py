@@ -279,7 +279,7 @@ CLIENT_VIA_RUNTIME = (
 
 
 def _runtime_profile(runtime_code: str):
-    from campaign.agents.profiles import parse_profile
+    from campaign.agents.profile_parse import parse_profile
 
     return parse_profile(
         {

@@ -17,7 +17,6 @@ is healthy finishes every trial.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import socket

@@ -8,7 +8,8 @@
 """
 
 from campaign.agents.adapters import Adapter, adapter_names, get_adapter
-from campaign.agents.profiles import AgentProfile, load_profile
+from campaign.agents.profile_model import AgentProfile
+from campaign.agents.profiles import load_profile
 from campaign.agents.record import AgentRecord, TurnUsage, turn_usage_matched, unknown_record
 
 __all__ = [

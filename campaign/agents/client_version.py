@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from collections.abc import Mapping
 
-from campaign.agents.profiles import AgentProfile
+from campaign.agents.profile_model import AgentProfile
 from campaign.errors import UsageProblem
 
 # The first version-shaped token (what the report's allowlist accepts), e.g. "2.1.197".

@@ -20,7 +20,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from campaign.agents.profiles import AgentProfile
+from campaign.agents.profile_model import AgentProfile
 from campaign.errors import UsageProblem
 
 SEEDS_ENV = "CAMPAIGN_CLIENT_SEEDS"

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from campaign.agents.profiles import AgentProfile
+from campaign.agents.profile_model import AgentProfile
 from campaign.agents.record import AgentRecord
 from campaign.benchmark import Task
 from campaign.lanes.wire import WireRoute

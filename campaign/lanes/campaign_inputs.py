@@ -19,7 +19,8 @@ from typing import Any
 from campaign import benchmark
 from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
-from campaign.agents.profiles import AgentProfile, load_profile, profile_identity, uses_wire
+from campaign.agents.profile_model import AgentProfile, uses_wire
+from campaign.agents.profiles import load_profile, profile_identity
 from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_variant
 from campaign.errors import UsageProblem
 from campaign.lanes import options as opt

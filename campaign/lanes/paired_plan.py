@@ -28,7 +28,8 @@ from campaign.agents.client_version import read_client_version
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.providers import Provider, load_catalog, provider_for_route
-from campaign.agents.profiles import AgentProfile, build_artifact_paths, load_profile, placeholders, profile_identity
+from campaign.agents.profile_model import AgentProfile, placeholders
+from campaign.agents.profiles import build_artifact_paths, load_profile, profile_identity
 from campaign.benchmark import Task
 from campaign.config import BaseConfig, VariantConfig, load_base_config, render_variant
 from campaign.digests import GitProblem, PythonInfo, build_digest, file_sha256, git_revision, python_digest, source_digest

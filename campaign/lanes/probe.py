@@ -22,7 +22,8 @@ from pathlib import Path
 from campaign import benchmark
 from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
-from campaign.agents.profiles import AgentProfile, load_profile
+from campaign.agents.profile_model import AgentProfile
+from campaign.agents.profiles import load_profile
 from campaign.benchmark import Task
 from campaign.config import parse_base_config, render_variant
 from campaign.errors import CampaignError, UsageProblem

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from campaign.agents.profiles import RuntimeSpec
+from campaign.agents.profile_model import RuntimeSpec
 from campaign.errors import CampaignError
 from campaign.isolation import LOOPBACK
 from campaign.supervise.supervisor import Process

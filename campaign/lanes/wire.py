@@ -23,7 +23,7 @@ from pathlib import Path
 
 import campaign
 from campaign import isolation
-from campaign.agents.profiles import AgentProfile, HealthCheck, RuntimeSpec, uses_wire
+from campaign.agents.profile_model import AgentProfile, HealthCheck, RuntimeSpec, uses_wire
 from campaign.errors import CampaignError, UsageProblem
 from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
