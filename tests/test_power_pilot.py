@@ -102,6 +102,7 @@ def test_a_campaign_that_is_no_pilot_is_refused_naming_the_option(store, setup, 
     if setup is None:
         cid = 99
     else:
+        setup = dict(setup)  # the parameters are shared by both backends
         bare = setup.pop("bare", False)
         trials = [{k: v for k, v in t.items() if k not in ("attempt", "earlier")} | {"status": "scheduled"} for t in pilot_trials()] if bare else pilot_trials()
         cid = insert_campaign(store, trials, **setup)
