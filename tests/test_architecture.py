@@ -84,7 +84,7 @@ LAYERS = (
     {"vocabulary", "canonical", "errors", "bulk", "testhooks", "inputs"},
     {"schedule", "plan", "digests", "isolation"},
     {"store"},
-    {"agents", "benchmark", "config", "profiler", "providers", "spend", "approval", "progress", "supervise", "report", "replay"},
+    {"agents", "benchmark", "config", "profiler", "providers", "spend", "approval", "progress", "supervise", "report", "power", "replay"},
     {"lanes", "view"},
     {"cli", "__main__"},
 )

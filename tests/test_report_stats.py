@@ -168,3 +168,14 @@ def test_a_wall_comparison_over_few_task_clusters_is_exploratory(engine):
     assert pd["exploratory"] is True
     # The decision still rests on the verified-success comparison alone.
     assert report["decision"]["basis"] != "exploratory_task_sample"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 60), st.integers(1, 8), st.integers(0, 2**63))
+def test_many_sets_at_once_get_the_interval_each_would_get_alone(n_clusters, sets, seed):
+    # The planner's batched form (one matrix product) is summarize's interval, column by column.
+    means = np.random.default_rng(seed % 1000).normal(size=(n_clusters, sets))
+    low, high = stats.intervals(means, seed)
+    for j in range(sets):
+        alone = stats.summarize(means[:, j], seed, empty_reason="no_complete_pairs")
+        assert low[j] == pytest.approx(alone.ci_low, abs=1e-12) and high[j] == pytest.approx(alone.ci_high, abs=1e-12)

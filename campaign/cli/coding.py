@@ -10,7 +10,7 @@ import click
 
 from campaign import testhooks
 from campaign.cli.common import EXIT_UNFINISHED, core_errors, db_option
-from campaign.cli.paths import AgentProfileRef, InputDir, InputFile, OutputDir, OutputFile
+from campaign.cli.paths import AgentProfileRef, InputDir, InputFile, OutputDir, OutputFile, StoreTarget
 from campaign.cli.rerun import program, rerun_command
 from campaign.lanes import options as opt
 from campaign.errors import Interrupted
@@ -18,6 +18,7 @@ from campaign.lanes import multi_provider, nonpaired, paired_live, paired_plan
 from campaign.lanes.continuation import REOPEN_ON_RESUME, CampaignBlocked, RunnerBusy
 from campaign.lanes.holders import LeaseHeld
 from campaign.lanes.parallel import WorkerLost
+from campaign.lanes import preflight
 from campaign.report import write_report
 
 
@@ -75,8 +76,14 @@ def _campaign(options: opt.CodingOptions, db: str | None) -> None:
         raise click.ClickException(_next_steps(exc)) from None
 
 
+def _forecast(found: preflight.Preflight | None) -> None:
+    for line in preflight.lines(found) if found is not None else ():
+        click.echo(line, err=True)
+
+
 def _run_campaign(options: opt.CodingOptions, db: str | None) -> None:
     limits = opt.check_mode(options)
+    _forecast(preflight.forecast(options, db))
     result = multi_provider.run(options, db, limits=limits, catalog_path=options.providers_catalog, stream=sys.stderr)
     if not result.live:
         click.echo(f"would run {result.scheduled} trials, one at a time, interleaved by pair; nothing ran (add --live to execute)")
@@ -157,6 +164,9 @@ def _say_why_unfinished(result) -> None:
 @click.option("--attempt-ceiling-usd", metavar="USD", help="Campaign only, with a cap: the most one attempt may spend, reserved when it is admitted; a higher cost stops that provider.")
 @click.option("--parallel-providers", type=int, metavar="N", help="Campaign only: run N local workers on the store, so providers run in parallel (each provider's trials stay one at a time, in schedule order). Workers elsewhere join with campaign worker.")
 @click.option("--rehearse", is_flag=True, help="Campaign only: run this exact command for free first: every provider's upstream is the replay provider, every price synthetic, no credential read, nothing leaves the machine. Use its own --output-dir.")
+@click.option("--pilot", type=int, metavar="ID", help="Plan-only --paired and --campaign: print what this size can detect and will cost, forecast from this finished campaign (see campaign power); warns, never refuses.")
+@click.option("--pilot-db", type=StoreTarget(), metavar="URL|PATH", help="With --pilot: the pilot's store [default: this run's own store].")
+@click.option("--target-effect", type=float, metavar="E", help="With --pilot: warn when this size cannot detect a success difference of E (0.10 is ten points) at 80% power.")
 @click.option("--schema-budgets", "schema_budgets", is_flag=False, flag_value="", multiple=True, metavar="ANY", help="Unsupported and always refused: the coding profile ignores budget_tokens, so budget variants would be identical treatments.")
 @db_option
 def coding(db: str | None, **values) -> None:
@@ -179,6 +189,7 @@ def coding(db: str | None, **values) -> None:
     """
     options = opt.CodingOptions(**values)
     with core_errors():
+        preflight.check(options)
         if options.campaign:
             _campaign(options, db)
             return
@@ -189,6 +200,7 @@ def coding(db: str | None, **values) -> None:
         if options.live:
             _live(options, db)
             return
+        found = preflight.forecast(options, db)
         result = paired_plan.run(options, db)
     click.echo(
         f"planned {result.scheduled} trials ({result.tasks} tasks x {len(result.variants)} variants x "
@@ -198,3 +210,4 @@ def coding(db: str | None, **values) -> None:
     click.echo(f"template: {result.output}")
     click.echo(f"store: {result.store} (campaign {result.campaign_id}, state planned)")
     click.echo("next: campaign plan extract TEMPLATE OUT, review and approve OUT, then campaign plan digest OUT")
+    _forecast(found)

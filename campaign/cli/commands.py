@@ -8,6 +8,7 @@ from campaign import __version__
 from campaign.cli.coding import coding
 from campaign.cli.db import db
 from campaign.cli.plan import plan
+from campaign.cli.power import power
 from campaign.cli.probe import probe
 from campaign.cli.profiler import profiler
 from campaign.cli.recover import recover
@@ -30,6 +31,7 @@ for command in (db, sql, tasks):
     cli.add_command(command)
 cli.add_command(coding)
 cli.add_command(plan)
+cli.add_command(power)
 cli.add_command(report)
 cli.add_command(export)
 cli.add_command(recover)

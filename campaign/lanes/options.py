@@ -88,6 +88,10 @@ class CodingOptions:
     attempt_ceiling_usd: str | None = None
     parallel_providers: int | None = None
     rehearse: bool = False
+    # Forecast from a pilot before paying (campaign.lanes.preflight): plan-only paired, or --campaign.
+    pilot: int | None = None
+    pilot_db: str | None = None
+    target_effect: float | None = None
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from sqlalchemy import Connection, Float, and_, case, cast, func, null, or_, sel
 from campaign.vocabulary import BASELINE, CODING, DIAGNOSTIC_COUNTERS, MISSING_COUNTERS
 from campaign.store import money
 from campaign.store.models import Attempt, Trial
+from campaign.store.repository import counted_usd
 
 attempts = Attempt.__table__
 trials = Trial.__table__
@@ -274,6 +275,37 @@ def fault_rows(conn: Connection, scope: Scope) -> list[FaultRow]:
     return [FaultRow(provider, variant, fault or "unknown", int(n)) for provider, variant, fault, n in conn.execute(stmt)]
 
 
+@dataclass(frozen=True)
+class AttemptCost:
+    """One attempt of the spend scope, as a plan counts it (``campaign power``)."""
+
+    provider: str
+    task: str
+    variant: str
+    kind: str  # "result", "faulted" (the provider or the engine ended it) or "other"
+    spend_nano: int | None  # counted spend (measured when complete, else list-price equivalent)
+    measured: bool
+    started_at: Any
+    ended_at: Any
+
+
+def attempt_costs(conn: Connection, scope: Scope) -> list[AttemptCost]:
+    """Every attempt in the spend scope with its counted spend and its start and end (the
+    durations are taken in Python: no dialect-neutral SQL subtracts two timestamps)."""
+    c = attempts.c
+    complete = and_(c.spend_complete.is_(True), c.cost_usd.is_not(None))
+    kind = case((scope.is_result(), "result"), (_FAULTED, "faulted"), else_="other")
+    stmt = (
+        select(trials.c.provider, trials.c.task, trials.c.variant, kind, money.nano_usd(counted_usd()), complete, c.started_at, c.ended_at)
+        .select_from(_spent)
+        .where(*scope.spend_where())
+    )
+    return [
+        AttemptCost(provider, task, variant, kind, None if nano is None else int(nano), bool(measured), started, ended)
+        for provider, task, variant, kind, nano, measured, started, ended in conn.execute(stmt)
+    ]
+
+
 # --- paired differences ----------------------------------------------------------------
 
 
@@ -286,6 +318,10 @@ class TaskRow:
     coding_successes: int
     wall_pairs: int
     wall_difference: float | None
+    # The pairs that disagreed, each way: with ``pairs`` they are the task's whole
+    # distribution of pair differences (+1, 0, -1), which the planner resamples.
+    coding_only: int = 0
+    baseline_only: int = 0
 
 
 def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
@@ -331,6 +367,8 @@ def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
             func.sum(p.c_pass).label("c_successes"),
             func.count(wall_diff).label("wall_pairs"),
             func.avg(wall_diff).label("wall_difference"),
+            _count_if(p.c_pass > p.b_pass).label("coding_only"),
+            _count_if(p.b_pass > p.c_pass).label("baseline_only"),
         )
         .where(p.b_att == 1, p.c_att == 1)
         .group_by(p.task)
@@ -349,6 +387,8 @@ def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
             coding_successes=int(row.c_successes),
             wall_pairs=int(row.wall_pairs),
             wall_difference=_float(row.wall_difference),
+            coding_only=int(row.coding_only),
+            baseline_only=int(row.baseline_only),
         )
         for row in rows
     ]
@@ -470,11 +510,13 @@ def _float(value: Any) -> float | None:
 
 
 __all__ = [
+    "AttemptCost",
     "FaultRow",
     "Scope",
     "SpendRow",
     "TaskRow",
     "VariantRow",
+    "attempt_costs",
     "distinct_values",
     "fault_rows",
     "has_attempts",

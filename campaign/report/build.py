@@ -29,7 +29,7 @@ from sqlalchemy import Connection, Engine
 from campaign import __version__
 from campaign.bulk import collector_paused
 from campaign.errors import CampaignError, UsageProblem
-from campaign.report import aggregates, identity, results, spending, stats
+from campaign.report import aggregates, detectable, identity, results, spending, stats
 from campaign.report.allowlist import enum_or_unlisted, sanitize
 from campaign.report.integrity import Integrity, check_rows, read_lineage, refuse_unless_verified
 from campaign.report.schema import AGENTS, REDACTION, REPORT_SCHEMA
@@ -160,6 +160,7 @@ def build_report(
                 "exploratory_below_tasks": stats.EXPLORATORY_BELOW_TASKS,
                 "verified_success": _difference("verified_success", success, sum(t.pairs for t in c.tasks)),
                 "wall_seconds": _difference("wall_seconds", wall, sum(t.wall_pairs for t in c.tasks)),
+                "detectable_effect": detectable.block(c.tasks, campaign.seed),
                 "per_task": [
                     {
                         "task": t.task,

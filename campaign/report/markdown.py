@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from campaign.report import detectable
 from campaign.vocabulary import COUNTER_WORDS, PROVIDER_FAULT_WORDS
 
 _BASIS = {
@@ -124,6 +125,7 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
         "**Keep current defaults; keep the coding disclosure profile opt-in.** No profile is promoted by this report.",
         "",
         f"Basis: {_BASIS.get(decision['basis'], decision['basis'])}.",
+        *_inconclusive(report),
         "Smaller tool schemas or lower schema-token estimates are not evidence of better coding outcomes and never justify promotion.",
     ]
 
@@ -295,6 +297,7 @@ def _difference_section(report: dict[str, Any], svg_name: str | None) -> list[st
         d = pd[key]
         interval = f"[{_signed(d['ci_low'])}, {_signed(d['ci_high'])}]" if d["ci_low"] is not None else f"null ({d['interval_reason']})"
         lines.append(f"| {label} | {_or_reason(_signed(d['estimate']), d['estimate_reason'])} | {interval} | {d['tasks']} | {d['pairs']} |")
+    lines += ["", detectable.detectable_line(pd)]
     if svg_name:
         lines += ["", f"![Forest plot of paired differences per task]({svg_name})", "", f"The forest plot ([{svg_name}]({svg_name})) shows each task's mean difference and the overall estimate with its interval."]
     if pd["per_task"]:
@@ -302,6 +305,11 @@ def _difference_section(report: dict[str, Any], svg_name: str | None) -> list[st
         for t in pd["per_task"]:
             lines.append(f"| {t['task']} | {t['pairs']} | {_signed(t['success_difference'])} | {t['wall_pairs']} | {_signed(t['wall_seconds_difference'], 1)} |")
     return lines
+
+
+def _inconclusive(report: dict[str, Any]) -> list[str]:
+    sentence = detectable.inconclusive(report["paired_differences"])
+    return [f"Verified success is {sentence}."] if sentence else []
 
 
 def _missing_section(report: dict[str, Any]) -> list[str]:

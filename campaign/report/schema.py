@@ -46,6 +46,10 @@ NULL_REASONS = (
     "mixed_price_bases",
     "no_equivalent_spend",
     "not_checked",
+    # Why a run's smallest detectable effect is unknown (campaign.power.spread, .simulate).
+    "no_spread_observed",
+    "one_pair_per_task",
+    "not_detectable_at_this_size",
 )
 SPEND_STATUS = ("complete", "partial", "none_measured", "no_attempts", "mixed_price_bases")
 UNCONTROLLED_FACTORS = (
@@ -317,6 +321,20 @@ DIFFERENCE = Obj(
     }
 )
 
+# The smallest effect on verified success the run's own size and spread detect
+# (report.detectable): null with the reason when the run cannot show its spread.
+DETECTABLE = Obj(
+    {
+        "metric": Const("verified_success"),
+        "effect": Num(),
+        "effect_reason": _NULLABLE_REASON,
+        "power": Num(),
+        "confidence": Num(),
+        "simulations": Int(),
+        "method": Const("simulated_campaigns_of_this_size"),
+    }
+)
+
 PER_TASK = Obj(
     {
         "task": Id(),
@@ -497,6 +515,7 @@ REPORT_SCHEMA = Obj(
                 "exploratory_below_tasks": Int(),
                 "verified_success": DIFFERENCE,
                 "wall_seconds": DIFFERENCE,
+                "detectable_effect": DETECTABLE,
                 "per_task": List(PER_TASK),
             }
         ),

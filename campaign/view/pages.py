@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from campaign.progress import format_spend
+from campaign.report import detectable
 from campaign.report.forest import render_svg
 from campaign.view import model
 from campaign.view.model import ProviderProgress, null_reason, unknown_of
@@ -339,7 +340,10 @@ def differences_section(pd: Mapping[str, Any]) -> str:
         )
     note = text("p", "Exploratory: few task clusters; not a global ranking.", class_="banner") if pd["exploratory"] else ""
     table = el("table", el("thead", el("tr", head)) + el("tbody", "".join(rows)), id="differences")
-    return el("section", text("h2", "Paired differences (task-cluster bootstrap)") + note + table)
+    sentence = detectable.inconclusive(pd)
+    found = text("p", detectable.detectable_line(pd), id="detectable", data_value=json_attr(pd["detectable_effect"]["effect"]))
+    verdict = text("p", f"Verified success is {sentence}.", class_="banner", id="inconclusive") if sentence else ""
+    return el("section", text("h2", "Paired differences (task-cluster bootstrap)") + note + table + found + verdict)
 
 
 TRIAL_HEAD = (

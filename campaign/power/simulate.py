@@ -1,0 +1,90 @@
+"""Simulated campaigns, and what their intervals say. Pure numpy, no I/O.
+
+``campaigns`` simulates the task means of future campaigns (``spread``); the caller
+puts each through the report's own interval (``report.stats.intervals``: the same
+resample matrix of whole task clusters, seeded by the experiment seed, and the same
+percentile rule, so a simulated campaign gets the interval its report would print;
+``report.detectable.simulated`` does both). The campaigns are simulated with no
+effect; an effect ``e`` shifts every task mean by ``e``, and the percentile interval
+of shifted means is the interval shifted by ``e``. One set of simulations therefore
+answers every effect size: the power at ``e``, and the smallest effect detected
+often enough (``Simulated``).
+
+This module imports nothing from the report, so the report can use it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from campaign.power.spread import Spread
+
+DEFAULT_POWER = 0.8
+DEFAULT_SIMULATIONS = 1000
+NOT_DETECTABLE = "not_detectable_at_this_size"
+
+
+@dataclass(frozen=True, eq=False)
+class Simulated:
+    """The intervals of ``sims`` simulated campaigns with no effect (one entry each).
+
+    ``tie``: half the step between two possible estimates of a real campaign (its pair
+    differences are whole numbers, so its estimate sits on a grid of one over its number
+    of pairs). A real
+    interval's end lands exactly on 0 often, and then it does not exclude 0; shifted
+    simulated ends sit off that grid, so an end within ``tie`` of 0 counts as on it
+    (a continuity correction: without it, power is overstated by the ties).
+    """
+
+    low: np.ndarray
+    high: np.ndarray
+    tie: float = 0.0
+
+    @property
+    def sims(self) -> int:
+        return int(self.low.shape[0])
+
+    def half_width(self) -> float:
+        """The expected half-width of the interval (the same at every effect size)."""
+        return float(np.mean(self.high - self.low) / 2.0)
+
+    def power(self, effect: float) -> float:
+        """The share of campaigns whose interval excludes 0 when the true effect is ``effect``
+        (at 0: the false-positive rate)."""
+        return float(np.mean((self.low + effect > self.tie) | (self.high + effect < -self.tie)))
+
+    def detectable(self, power: float) -> float:
+        """The smallest effect, either way, whose interval excludes 0 on its own side in at
+        least ``power`` of the campaigns: the minimum detectable effect.
+
+        An improvement ``e`` is seen when ``low + e > tie``, so it is the ``power``-quantile
+        of ``tie - low`` (as order statistics: no interpolation); a regression likewise of
+        ``high + tie``. The larger of the two is reported, so it holds in both directions.
+        """
+        k = max(1, math.ceil(power * self.sims - 1e-9))
+        up = np.sort(self.tie - self.low)[k - 1]
+        down = np.sort(self.high + self.tie)[k - 1]
+        return max(0.0, float(up), float(down))
+
+    def bounded_detectable(self, power: float) -> tuple[float | None, str | None]:
+        """``detectable``, or None with the reason when it is 1 or more: a difference of
+        success rates is at most 1, so no possible effect would be detected."""
+        effect = self.detectable(power)
+        return (effect, None) if effect < 1.0 else (None, NOT_DETECTABLE)
+
+
+def simulation_rng(seed: int, *key: int) -> np.random.Generator:
+    """The simulations' own stream, apart from the bootstrap's (``stats.generator``) of the
+    same seed: a child of the seed's sequence named by ``key``, so each row of a plan is
+    reproducible whichever other rows are asked for."""
+    sequence = np.random.SeedSequence(seed % (1 << 128), spawn_key=(25, *key))
+    return np.random.Generator(np.random.PCG64(sequence))
+
+
+def campaigns(spread: Spread, tasks: int, pairs: int | None, seed: int, sims: int) -> np.ndarray:
+    """``tasks x sims`` task means of campaigns with ``pairs`` pairs per task (None: each
+    pilot cluster's own number), on the stream named by ``pairs``."""
+    return spread.task_means(simulation_rng(seed, pairs or 0), tasks, pairs, sims)

@@ -1,0 +1,102 @@
+"""What a run could detect: the report's ``paired_differences.detectable_effect``.
+
+"No difference" must never be read where a run could not have seen one. So every
+report states the smallest effect on verified success that campaigns of its own size
+and spread detect at 80% power (``at_run_size``: its task clusters and their pairs
+redrawn as ``power.spread`` describes, every task shifted by the effect, each
+simulated campaign through this report's own interval). Where the interval spans zero the
+decision reads "inconclusive: effects smaller than X could not be detected at this
+size". The sentences are written here once, for the Markdown and the view, from the
+sanitized report only.
+
+``simulated`` is also what ``campaign power`` runs for every row of its table: the
+one place simulated campaigns meet the report's interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from campaign.power.simulate import DEFAULT_POWER, DEFAULT_SIMULATIONS, NOT_DETECTABLE, Simulated, campaigns
+from campaign.power.spread import Spread, SpreadUnknown, TaskPairs, fit
+from campaign.report import stats
+from campaign.report.aggregates import TaskRow
+
+METHOD = "simulated_campaigns_of_this_size"
+_WHY = {
+    "no_complete_pairs": "no complete pair",
+    "single_task_cluster": "one task cluster",
+    "no_spread_observed": "every pair agreed, so no spread was observed",
+    "one_pair_per_task": "one pair per task cannot tell repetition noise from between-task spread",
+    NOT_DETECTABLE: "not even the largest possible difference would be detected at this size",
+}
+
+
+def simulated(spread: Spread, tasks: int, pairs: int | None, seed: int, confidence: float, sims: int) -> Simulated:
+    """``sims`` campaigns of ``tasks`` tasks with ``pairs`` pairs each (None: each task's
+    own number, the pilot's size), each through this report's interval."""
+    low, high = stats.intervals(campaigns(spread, tasks, pairs, seed, sims), seed, confidence=confidence)
+    per_task = pairs if pairs is not None else float(spread.own_pairs.mean())
+    return Simulated(low, high, tie=0.5 / (tasks * per_task))
+
+
+@dataclass(frozen=True)
+class Detectable:
+    effect: float | None
+    reason: str | None
+    power: float
+    confidence: float
+    sims: int
+
+
+def at_run_size(
+    tasks: Sequence[TaskPairs], seed: int, *, power: float = DEFAULT_POWER, confidence: float = stats.CONFIDENCE, sims: int = DEFAULT_SIMULATIONS
+) -> Detectable:
+    """The smallest effect, either way, that campaigns of this run's size and spread detect
+    with ``power`` (None with the reason when the run cannot show its spread)."""
+    try:
+        spread = fit(tasks)
+    except SpreadUnknown as exc:
+        return Detectable(None, exc.reason, power, confidence, sims)
+    effect, reason = simulated(spread, spread.tasks, None, seed, confidence, sims).bounded_detectable(power)
+    return Detectable(effect, reason, power, confidence, sims)
+
+
+def block(tasks: Sequence[TaskRow], seed: int) -> dict[str, Any]:
+    """The report's JSON block for the run's task rows (its ``bootstrap`` seed)."""
+    found = at_run_size([TaskPairs(t.task, t.pairs, t.coding_only, t.baseline_only) for t in tasks], seed)
+    return {
+        "metric": "verified_success",
+        "effect": found.effect,
+        "effect_reason": found.reason,
+        "power": found.power,
+        "confidence": found.confidence,
+        "simulations": found.sims,
+        "method": METHOD,
+    }
+
+
+def detectable_line(pd: Mapping[str, Any]) -> str:
+    """The smallest detectable effect, with how it was computed."""
+    d = pd["detectable_effect"]
+    if d["effect"] is None:
+        return f"Smallest detectable effect on verified success: not computed ({_WHY.get(d['effect_reason'], d['effect_reason'])})."
+    return (
+        f"Smallest effect on verified success this run could detect (either way, {d['power']:.0%} power): {d['effect']:.3f}. "
+        f"How: {d['simulations']} campaigns of this size and spread were simulated (its task clusters and their pairs redrawn, "
+        "every task shifted by the effect), each through this interval."
+    )
+
+
+def inconclusive(pd: Mapping[str, Any]) -> str | None:
+    """Where the verified-success interval spans zero: what the run could not have seen."""
+    success, d = pd["verified_success"], pd["detectable_effect"]
+    if success["ci_low"] is None or success["ci_high"] is None or not success["ci_low"] <= 0 <= success["ci_high"]:
+        return None
+    if d["effect_reason"] == NOT_DETECTABLE:
+        return "inconclusive: not even the largest possible effect would be detected at this size"
+    if d["effect"] is None:
+        return f"inconclusive: the interval includes zero, and this run cannot say which effects it could have detected ({_WHY.get(d['effect_reason'], d['effect_reason'])})"
+    return f"inconclusive: effects smaller than {d['effect']:.3f} could not be detected at this size"
