@@ -31,6 +31,7 @@ from aiohttp import ClientConnectionResetError, ClientConnectorError, ClientErro
 
 from campaign.profiler import wire
 from campaign.profiler.capture import CaptureWriter
+from campaign.profiler.usage import StreamObserver, UsageObservation, observe_json
 
 LOOPBACK = "127.0.0.1"
 ANNOUNCE = "profiler listening on {host}:{port}"
@@ -64,7 +65,7 @@ class Recorder:
 
 
 def model_record(
-    seq: int, summary: wire.RequestSummary, schema_tokens: int | None, status: int | None, obs: wire.UsageObservation | None, upstream_error: str | None = None
+    seq: int, summary: wire.RequestSummary, schema_tokens: int | None, status: int | None, obs: UsageObservation | None, upstream_error: str | None = None
 ) -> dict[str, Any]:
     usage = None
     if obs is not None and obs.has_usage:
@@ -144,8 +145,8 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
         headers = _forward_headers(request.headers, _DROP_REQUEST) + [("Accept-Encoding", "identity")]
         status: int | None = None
         failed: str | None = None
-        observation: wire.UsageObservation | None = None
-        stream_observer: wire.StreamObserver | None = None
+        observation: UsageObservation | None = None
+        stream_observer: StreamObserver | None = None
         buffered: list[bytes] = []
         size = 0
         try:
@@ -154,7 +155,7 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
                 response = web.StreamResponse(status=up.status, reason=up.reason, headers=_forward_headers(up.headers, _DROP_RESPONSE))
                 await response.prepare(request)
                 if summary is not None and "text/event-stream" in up.headers.get("Content-Type", ""):
-                    stream_observer = wire.StreamObserver(summary.format)
+                    stream_observer = StreamObserver(summary.format)
                 client_gone = False
                 async for chunk in up.content.iter_any():
                     # A client that hangs up does not stop the provider's billing: keep reading
@@ -173,7 +174,7 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
                 # the client stays to read the end of it (clients hang up right after the
                 # terminal event), so the observation is taken before the last write.
                 if summary is not None:
-                    observation = stream_observer.finish() if stream_observer else wire.observe_json(summary.format, b"".join(buffered))
+                    observation = stream_observer.finish() if stream_observer else observe_json(summary.format, b"".join(buffered))
                     stream_observer = None
                     if 200 <= status < 300 and not observation.clean_end and observation.error_event is None:
                         failed = "cut"  # ended by the upstream without the format's end

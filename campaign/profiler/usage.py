@@ -1,0 +1,262 @@
+"""What a model response shows on the wire: its id, its usage and how it ended.
+
+The request side, and what each of the four formats reports, is in ``wire``.
+A response is reduced to counters and end markers; nothing of its text is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from campaign.profiler.wire import MAX_PARSED_BODY, WireFormat
+
+
+@dataclass(frozen=True)
+class UsageObservation:
+    response_id: str | None
+    uncached_input: int | None
+    cached_input: int | None
+    cache_write: int | None
+    output: int | None
+    cache_read_observable: bool
+    cache_write_observable: bool
+    # The format's terminal usage was seen (final message_delta / usage chunk / response.completed).
+    terminal: bool
+    # The body or stream ended the way the format ends a complete response.
+    clean_end: bool
+    # An error event inside a 200 stream (Anthropic's overloaded_error mid-stream, an
+    # OpenAI error chunk or response.failed), as one of ERROR_EVENTS; None without one.
+    error_event: str | None = None
+
+    @property
+    def has_usage(self) -> bool:
+        """Some usage figure was seen, terminal or not (a cut stream's message_start)."""
+        return any(v is not None for v in (self.uncached_input, self.cached_input, self.cache_write, self.output))
+
+    @property
+    def complete(self) -> bool:
+        """Usage proven for this request: terminal, clean and every billed counter numeric."""
+        counters = (self.uncached_input, self.output, self.cached_input)
+        return self.terminal and self.clean_end and self.response_id is not None and None not in counters
+
+
+# What a provider's error event says, reduced to the words the fault classes need.
+ERROR_EVENTS = ("overloaded", "rate_limited", "server_error", "other")
+
+
+def _error_event(error: Any) -> str:
+    fields = ("type", "code", "status") if isinstance(error, dict) else ()
+    text = " ".join(str(error.get(f)) for f in fields).lower()  # Gemini: {"code": 429, "status": "RESOURCE_EXHAUSTED"}
+    if "overloaded" in text or "unavailable" in text:
+        return "overloaded"
+    if "rate_limit" in text or "resource_exhausted" in text:
+        return "rate_limited"
+    if "server_error" in text or "api_error" in text or "internal" in text:
+        return "server_error"
+    return "other"
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _dig(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _anthropic_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "uncached_input": _count(usage.get("input_tokens")),
+        "cached_input": _count(usage.get("cache_read_input_tokens")),
+        "cache_write": _count(usage.get("cache_creation_input_tokens")),
+        "output": _count(usage.get("output_tokens")),
+        "cache_read_observable": "cache_read_input_tokens" in usage,
+        "cache_write_observable": "cache_creation_input_tokens" in usage,
+    }
+
+
+def _openai_usage(usage: dict[str, Any], input_key: str, output_key: str, details_key: str) -> dict[str, Any]:
+    total = _count(usage.get(input_key))
+    details = usage.get(details_key)
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    uncached = None if total is None or cached is None or cached > total else total - cached
+    return {
+        "uncached_input": uncached,
+        "cached_input": cached,
+        "cache_write": None,
+        "output": _count(usage.get(output_key)),
+        "cache_read_observable": cached is not None,
+        "cache_write_observable": False,
+    }
+
+
+def _gemini_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    # The API leaves a zero count out of usageMetadata: absent is 0, except the prompt.
+    prompt = _count(usage.get("promptTokenCount"))
+    cached = _count(usage.get("cachedContentTokenCount", 0))
+    candidates, thoughts = _count(usage.get("candidatesTokenCount", 0)), _count(usage.get("thoughtsTokenCount", 0))
+    return {
+        "uncached_input": None if prompt is None or cached is None or cached > prompt else prompt - cached,
+        "cached_input": cached,
+        "cache_write": None,
+        "output": None if candidates is None or thoughts is None else candidates + thoughts,
+        "cache_read_observable": True,
+        "cache_write_observable": False,
+    }
+
+
+def _usage_fields(fmt: WireFormat, usage: Any) -> dict[str, Any] | None:
+    if not isinstance(usage, dict):
+        return None
+    if fmt == "anthropic":
+        return _anthropic_usage(usage)
+    if fmt == "gemini":
+        return _gemini_usage(usage)
+    if fmt == "chat":
+        return _openai_usage(usage, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+    return _openai_usage(usage, "input_tokens", "output_tokens", "input_tokens_details")
+
+
+_NO_USAGE = {
+    "uncached_input": None,
+    "cached_input": None,
+    "cache_write": None,
+    "output": None,
+    "cache_read_observable": False,
+    "cache_write_observable": False,
+}
+
+
+def observe_json(fmt: WireFormat, body: bytes) -> UsageObservation:
+    """A non-streamed response: the whole body is one JSON object."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return UsageObservation(None, **_NO_USAGE, terminal=False, clean_end=False)
+    id_key, usage_key = ("responseId", "usageMetadata") if fmt == "gemini" else ("id", "usage")
+    response_id = data.get(id_key) if isinstance(data.get(id_key), str) else None
+    fields = _usage_fields(fmt, data.get(usage_key))
+    return UsageObservation(response_id, **(fields or _NO_USAGE), terminal=fields is not None, clean_end=True)
+
+
+@dataclass
+class StreamObserver:
+    """Reads a server-sent event stream incrementally, keeping only ids and usage."""
+
+    fmt: WireFormat
+    response_id: str | None = None
+    usage: dict[str, Any] | None = None
+    terminal: bool = False
+    clean_end: bool = False
+    errored: bool = False
+    error_event: str | None = None
+    _buffer: bytes = b""
+    _data: list[bytes] = field(default_factory=list)
+    _start_usage: dict[str, Any] = field(default_factory=dict)
+
+    def feed(self, chunk: bytes) -> None:
+        self._buffer += chunk
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline < 0:
+                if len(self._buffer) > MAX_PARSED_BODY:
+                    self._buffer = b""  # a runaway line: give up on it, keep forwarding
+                return
+            line, self._buffer = self._buffer[:newline].rstrip(b"\r"), self._buffer[newline + 1 :]
+            self._line(line)
+
+    def _line(self, line: bytes) -> None:
+        if not line:
+            if self._data:
+                self._event(b"\n".join(self._data))
+                self._data = []
+            return
+        if line.startswith(b"data:"):
+            self._data.append(line[5:].removeprefix(b" "))
+
+    def finish(self) -> UsageObservation:
+        if self._data:  # a last event without its blank line
+            self._event(b"\n".join(self._data))
+            self._data = []
+        fields = _usage_fields(self.fmt, self.usage) if self.usage is not None else None
+        return UsageObservation(
+            self.response_id,
+            **(fields or _NO_USAGE),
+            terminal=self.terminal and fields is not None,
+            clean_end=self.clean_end and not self.errored,
+            error_event=self.error_event,
+        )
+
+    def _event(self, payload: bytes) -> None:
+        if payload.strip() == b"[DONE]":
+            if self.fmt == "chat":
+                self.clean_end = True
+            return
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            return
+        if isinstance(event, dict):
+            getattr(self, f"_on_{self.fmt}")(event)
+
+    def _on_anthropic(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event.get("message")
+            if isinstance(_dig(message, "id"), str):
+                self.response_id = message["id"]
+            start = _dig(message, "usage")
+            self._start_usage = dict(start) if isinstance(start, dict) else {}
+            self.usage = dict(self._start_usage)
+        elif kind == "message_delta" and isinstance(event.get("usage"), dict):
+            # Cumulative figures: the last delta overrides, field by field, never adds.
+            self.usage = {**self._start_usage, **event["usage"]}
+            self.terminal = True
+        elif kind == "message_stop":
+            self.clean_end = True
+        elif kind == "error":
+            self._error(event.get("error"))
+
+    def _on_chat(self, event: dict[str, Any]) -> None:
+        if isinstance(event.get("id"), str) and self.response_id is None:
+            self.response_id = event["id"]
+        if isinstance(event.get("usage"), dict):
+            self.usage = event["usage"]
+            self.terminal = True
+        if isinstance(event.get("error"), dict):
+            self._error(event["error"])
+
+    def _on_gemini(self, event: dict[str, Any]) -> None:
+        if isinstance(event.get("responseId"), str):
+            self.response_id = event["responseId"]
+        if isinstance(event.get("usageMetadata"), dict):
+            self.usage = event["usageMetadata"]  # cumulative: the last chunk's wins
+        candidates = event.get("candidates")
+        if isinstance(candidates, list) and any(isinstance(c, dict) and c.get("finishReason") for c in candidates):
+            self.terminal = self.clean_end = True
+        if isinstance(event.get("error"), dict):
+            self._error(event["error"])
+
+    def _on_responses(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        response = event.get("response")
+        if isinstance(_dig(response, "id"), str):
+            self.response_id = response["id"]
+        if kind == "response.completed":
+            self.usage = _dig(response, "usage") if isinstance(_dig(response, "usage"), dict) else None
+            self.terminal = True
+            self.clean_end = True
+        elif kind in ("response.failed", "response.incomplete", "error"):
+            self._error(_dig(response, "error") if kind == "response.failed" else event.get("error", event))
+
+    def _error(self, error: Any) -> None:
+        self.errored = True
+        self.error_event = self.error_event or _error_event(error)
