@@ -5,6 +5,7 @@ from __future__ import annotations
 from test_report_fixtures import insert_campaign
 
 from campaign.report import build_report, detectable
+from campaign.report.aggregates import TaskRow
 from campaign.report.markdown import render_markdown
 from campaign.report.allowlist import is_allowlisted
 from campaign.report.schema import REPORT_SCHEMA
@@ -67,3 +68,15 @@ def test_a_run_with_one_pair_per_task_says_why_it_cannot_tell(engine):
     assert "Smallest detectable effect on verified success: not computed (one pair per task cannot tell repetition noise from between-task spread)." in md
     assert report["paired_differences"]["verified_success"]["ci_low"] < 0  # the interval spans 0
     assert "Verified success is inconclusive: the interval includes zero, and this run cannot say which effects it could have detected" in md
+
+
+def test_the_simulation_runs_once_for_the_same_pairs_and_seed():
+    rows = [TaskRow(f"t{i}", 4, 0.25, 1, 2, 4, None, coding_only=1 + i % 2, baseline_only=i % 3) for i in range(6)]
+    first = detectable.block(rows, 7)
+    first["effect"] = "changed by its caller"
+    before = detectable._block.cache_info()
+    again = detectable.block(list(rows), 7)
+    assert detectable._block.cache_info().hits == before.hits + 1
+    assert again == detectable.block(rows, 7) and again["effect"] != "changed by its caller"
+    detectable.block(rows, 8)
+    assert detectable._block.cache_info().misses == before.misses + 1  # another seed, another simulation
