@@ -18,6 +18,8 @@ best of N each:
 - ``campaign report`` end to end (verify + build + write) and ``campaign
   export`` end to end (the same plus the allowlist re-check);
 - the bootstrap alone (500 clusters x 2,000 resamples);
+- a ``campaign view`` refresh of the campaign's page (its chain verified once before,
+  as the view does per chain head: the report rebuilt and the page rendered);
 
 and prints each as seconds and as a ratio to the baseline.
 
@@ -50,6 +52,7 @@ from campaign.report.integrity import NOT_CHECKED
 from campaign.store import chain
 from campaign.store.engine import make_engine, resolve_url
 from campaign.store.migrate import upgrade_engine
+from campaign.view import pages, snapshot, source
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 T0_TEXT = "2026-01-01 00:00:00.000000"
@@ -164,6 +167,11 @@ def _interrupted(rng: random.Random, campaign_id: int, pk: int, seq: int) -> dic
     }  # fmt: skip
 
 
+def _view_page(engine, checks: source.ChainChecks, campaign_id: int) -> str:
+    snap = snapshot.campaign_snapshot(engine, checks, campaign_id)
+    return pages.campaign_page(snap.summary, snap.verdict, snap.report, snap.providers, snap.total_cap_usd, None)
+
+
 def best_of(runs: int, fn) -> float:
     fn()
     times = []
@@ -216,6 +224,12 @@ def main(argv: list[str] | None = None) -> int:
             exported = best_of(args.runs, lambda: export_report(engine, campaign_id, workdir / "share"))
             means = np.random.default_rng(0).normal(size=args.tasks)
             boot = best_of(args.runs, lambda: report_stats.summarize(means, 107, empty_reason="no_complete_pairs"))
+            viewer, checks = source.open_readonly(str(db)), source.ChainChecks()
+            try:
+                checks.problems(viewer, campaign_id)
+                refresh = best_of(args.runs, lambda: _view_page(viewer, checks, campaign_id))
+            finally:
+                viewer.dispose()
         finally:
             engine.dispose()
         size = (workdir / "bench.json").stat().st_size
@@ -228,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"campaign report end to end (verify + build + write):       {written:8.3f} s  {written / base:5.2f}x  (JSON {size / 1e6:.0f} MB)")
         print(f"campaign export end to end (+ allowlist re-check):         {exported:8.3f} s  {exported / base:5.2f}x")
         print(f"bootstrap alone ({args.tasks} clusters x {report_stats.RESAMPLES} resamples):           {boot * 1000:8.1f} ms")
+        print(f"campaign view refresh (report rebuilt, page rendered):     {refresh:8.3f} s  {refresh / base:5.2f}x")
         vs = report["paired_differences"]["verified_success"]
         print(f"report: success difference {vs['estimate']:+.4f} [{vs['ci_low']:+.4f}, {vs['ci_high']:+.4f}]")
     finally:
