@@ -13,6 +13,9 @@ from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
 from campaign.store.migrate import upgrade_engine
 
+# Example task suites (tests/suites): their verifiers are data, never this suite's tests.
+collect_ignore = ["suites"]
+
 
 class FakeClock:
     """A clock tests move by hand instead of sleeping."""

@@ -61,6 +61,8 @@ def run(
     inputs = validate(opts, db, catalog_path, environ, stored=stored_experiment_of(opts, db) if opts.resume and runs else None, probe=runs)
     current = experiment(inputs)
     schedule = schedule_for(inputs)
+    for line in inputs.selection.lines() if stream is not None and inputs.selection else ():
+        print(line, file=stream, flush=True)
     store_file = inputs.output_dir / STORE_NAME if db is None else None
     if not runs:
         return CampaignResult(None, inputs.db, (), len(schedule), 0, len(schedule), None, live=False)
