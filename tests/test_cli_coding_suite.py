@@ -112,3 +112,14 @@ def test_a_nonpaired_run_takes_the_suite_too(tmp_path, monkeypatch):
     with sqlite3.connect(db) as conn:
         (experiment,) = conn.execute("SELECT experiment_json FROM campaigns").fetchone()
     assert json.loads(experiment)["task_suite"]["name"] == "engine-example"
+
+
+def test_a_verifier_that_cannot_start_is_the_machines_fault_and_stops_the_run(tmp_path):
+    out = tmp_path / "out"
+    result = run(campaign(out, SUITES / "unsound", "--tasks", "missing-tool", "--live"))
+    assert result.exit_code == 3, result.output
+    assert "the verifier could not start: campaign-no-such-interpreter not found" in result.output
+    ((task, _, outcome, failure_class, _),) = attempts(out)
+    assert (task, outcome, failure_class) == ("missing-tool", "engine_error", "verifier_error")
+    with sqlite3.connect(out / "campaign.db") as conn:
+        assert conn.execute("SELECT verified_pass FROM attempts").fetchall() == [(None,)], "no verdict: never the agent's failure"

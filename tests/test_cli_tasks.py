@@ -99,3 +99,10 @@ def test_check_refuses_bad_input_naming_the_option_and_checks_nothing(runner, ar
     (line,) = _lines(result.output, "Error:")
     assert option in line
     assert "checking" not in result.output and not any(task_checks.iterdir())
+
+
+def test_check_without_a_suite_checks_the_builtin_tasks_and_records_nothing(runner, task_checks):
+    result = runner.invoke(cli, ["tasks", "check", "--tasks", "semver-precedence", "--runs", "2"])
+    assert result.exit_code == 0, result.output
+    assert _lines(result.output, "sound ") == ["sound    semver-precedence"]
+    assert not any(task_checks.iterdir()), "the built-in tasks are proven by the engine's own tests"

@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from campaign.benchmark.task import SOLVE_SCRIPT, Problem, Task, Verifier, checked_name, read_toml, seconds, env_table, suite_problem
 from campaign import inputs
+from campaign.benchmark.task import SOLVE_SCRIPT, SUITE_OPTION, Problem, Task, Verifier, checked_name, env_table, read_toml, seconds, suite_problem
 
 WORKSPACE = "/app"
 TEST_SCRIPT = "test.sh"
@@ -43,7 +43,7 @@ def load_harbor_task(root: Path, suite_root: Path) -> Task:
     problem = suite_problem(root)
     data = read_toml(root / "task.toml", problem) if (root / "task.toml").exists() else {}
     name = checked_name(None, root, problem)
-    prompt = inputs.read_text(root / "instruction.md", "--task-suite", "instruction").strip()
+    prompt = inputs.read_text(root / "instruction.md", SUITE_OPTION, "instruction").strip()
     if not prompt:
         raise problem("instruction.md is empty")
     if not (root / "tests" / TEST_SCRIPT).is_file():
@@ -103,7 +103,7 @@ def workspace_plan(env_dir: Path, problem: Problem) -> tuple[tuple[tuple[str, st
         return (), "environment/ has no Dockerfile"
     copies: list[tuple[str, str]] = []
     workdir, images = "/", 0
-    for line in _instructions(inputs.read_text(dockerfile, "--task-suite", "Dockerfile")):
+    for line in _instructions(inputs.read_text(dockerfile, SUITE_OPTION, "Dockerfile")):
         word, _, rest = line.partition(" ")
         word, rest = word.upper(), rest.strip()
         if word == "FROM":

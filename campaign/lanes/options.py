@@ -13,9 +13,7 @@ import sys
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TypeVar
-
-from typing import Any
+from typing import Any, TypeVar
 
 from campaign import benchmark
 from campaign.benchmark import checks
