@@ -367,8 +367,8 @@ def _identity_section(report: dict[str, Any]) -> list[str]:
         ("attempt timeout seconds", e["timeout"]),
         ("run timeout seconds", e["run_timeout"]),
         ("tasks", len(e["tasks"]) if e["tasks"] is not None else None),
-        ("task suite", suite["name"] if suite else "built-in"),
-        *([("task suite digest", suite["digest"])] if suite else []),
+        # Only for --task-suite: the built-in tasks' reports keep their rows.
+        *([("task suite", suite["name"]), ("task suite digest", suite["digest"])] if suite else []),
         ("report generator", f"campaign {report['generator']['version']}"),
     ]
     lines = ["", "## Identity", "", "| field | value |", "|---|---|"]
