@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from campaign.benchmark import identity_differences
 from campaign.errors import UsageProblem
 from campaign.canonical import spec_digest
 from campaign.plan import is_template
@@ -89,10 +90,13 @@ def _credential_problems(names: Any, environ: Mapping[str, str]) -> list[str]:
 
 
 def experiment_mismatches(approved: Any, current: Mapping[str, Any]) -> list[str]:
-    """Names of every experiment field whose current value differs from the approved one."""
+    """Names of every experiment field whose current value differs from the approved one;
+    a changed task suite names the task (``task_suite.tasks[NAME]``)."""
     if not isinstance(approved, Mapping):
         return sorted(current)
-    return sorted(key for key in set(approved) | set(current) if approved.get(key) != current.get(key))
+    keys = set(approved) | set(current)
+    out = [key for key in keys - {"task_suite"} if approved.get(key) != current.get(key)]
+    return sorted(out + identity_differences(approved.get("task_suite"), current.get("task_suite")))
 
 
 def authorize(plan: Mapping[str, Any], digest: str, scheduled: int, environ: Mapping[str, str], current_experiment: Mapping[str, Any]) -> Approval:

@@ -81,10 +81,12 @@ class Experiment:
     client_version: str | None = None
     # applied_profile_from = "wire": {variant: catalog digests} measured by the probe.
     wire_catalogs: Mapping[str, list[str]] | None = None
+    # --task-suite: its name, each task's digest, their digest, and the tasks never checked.
+    task_suite: Mapping[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for optional in ("wire_upstream", "client_version", "wire_catalogs"):
+        for optional in ("wire_upstream", "client_version", "wire_catalogs", "task_suite"):
             if data[optional] is None:  # absent, so experiments without them keep their digest
                 del data[optional]
         data["tasks"] = list(self.tasks)

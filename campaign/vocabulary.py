@@ -142,6 +142,9 @@ FAILURE_CLASSES = (
     "workspace_tampered",
     "verifier_timeout",
     "verifier_failed",
+    # The verifier could not be started (its interpreter or tool is missing): the
+    # machine's fault, not the agent's, so the attempt is an engine_error without a verdict.
+    "verifier_error",
     "no_failed_tool_call",
     "profile_unconfirmed",
     "interrupted",
@@ -151,6 +154,18 @@ FAILURE_CLASSES = (
     "worker_lost",
     "lease_lost",
     *PROVIDER_FAULTS,
+)
+
+# Why `campaign tasks check` finds a task unsound (each task's one reason).
+TASK_CHECK_REASONS = (
+    "fixture_passes",  # the untouched fixture already passes: the task measures nothing
+    "solution_fails",  # the reference solution does not pass: no agent could be credited
+    "verifier_flaky",  # the same working copy got different verdicts run after run
+    "verifier_error",  # the verifier could not start, or a command it runs was not found
+    "verifier_timeout",  # the verifier did not finish within its deadline
+    "needs_image",  # a Harbor environment/ that does more than copy files into /app
+    "needs_privilege",  # Harbor's paths need a private mount namespace (CAP_SYS_ADMIN)
+    "engine_error",  # the check itself could not run the task to the end
 )
 
 # Why a lane stopped admitting trials; also each not_attempted trial's reason.

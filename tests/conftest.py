@@ -9,9 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from campaign.schedule import build_schedule
+from campaign.benchmark.checks import CHECKS_ENV
 from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
 from campaign.store.migrate import upgrade_engine
+
+# Example task suites (tests/suites): their verifiers are data, never this suite's tests.
+collect_ignore = ["suites"]
 
 
 class FakeClock:
@@ -25,6 +29,14 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += dt.timedelta(seconds=seconds)
+
+
+@pytest.fixture(autouse=True)
+def task_checks(tmp_path_factory, monkeypatch) -> Path:
+    """Where `campaign tasks check` records sound tasks: per test, never the tester's own."""
+    where = tmp_path_factory.mktemp("task-checks")
+    monkeypatch.setenv(CHECKS_ENV, str(where))
+    return where
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -169,14 +170,17 @@ def test_unknown_task_is_bad_input(attempt):
 
 
 def test_recovery_path_makes_a_real_failing_tool_call(tmp_path, monkeypatch, capsys):
-    # In-process with a task that requires the failed call, so this runs whatever tasks ship.
+    # A suite holding a copy of the task that requires the failed call, so this runs whatever tasks ship.
     real = benchmark.get_task(TASK)
-    recovery = dataclasses.replace(real, requires_failed_tool_call=True)
-    monkeypatch.setattr(benchmark, "get_task", lambda name: recovery)
+    suite = tmp_path / "suite"
+    shutil.copytree(real.root, suite / TASK)
+    definition = suite / TASK / "task.toml"
+    definition.write_text(definition.read_text().replace("requires_failed_tool_call = false", "requires_failed_tool_call = true"))
+    assert benchmark.load_suite(suite).get(TASK).requires_failed_tool_call
     workdir = tmp_path / "work"
     benchmark.copy_fixture(real, workdir)
     monkeypatch.chdir(workdir)
-    assert offline.run(options(seed=seed_where(True), config=None)) == 0
+    assert offline.run(options(seed=seed_where(True), config=None, task_suite=suite)) == 0
     out = capsys.readouterr().out.encode()
     r = record_of((out, b"", 0))
     assert r.tool_errors == 1 and r.tool_calls >= 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -379,3 +380,32 @@ def test_interrupt_mid_attempt_exits_130_with_the_row_persisted(ws: Workspace):
     # Every trial, the interrupted attempt's own included (it carries no verdict), has no result and says why.
     assert rows(ws, f"SELECT count(*) FROM trials WHERE campaign_id = {cid} AND not_attempted_reason = 'interrupted'") == [(4,)]
     assert json.loads(report.read_text())["kind"] == "live_agentic_coding_paired"
+
+
+# --- a task suite (--task-suite) --------------------------------------------------------
+
+
+def test_a_task_of_the_suite_changed_after_approval_is_named_and_nothing_runs(ws: Workspace):
+    suite = Path(shutil.copytree(Path(__file__).parent / "suites" / "engine-example", ws.root / "operator" / "engine-example"))
+    agent = agent_file(ws)
+    extra = ("--task-suite", str(suite))
+    tasks = "py-wordcount,node-slugify"
+    planned = run(ws.args("--agent", str(agent), "--repetitions", "1", "--model", "offline:synthetic", *extra, tasks=tasks))
+    assert planned.exit_code == 0, planned.output
+    assert "tasks: task suite engine-example (2 of its 4 tasks)" in planned.output and "never checked" in planned.output
+    plan = json.loads(ws.output.read_text())["plan"]
+    bound = plan["experiment"]["task_suite"]
+    assert (bound["name"], sorted(bound["tasks"]), sorted(bound["unchecked"])) == ("engine-example", ["node-slugify", "py-wordcount"], ["node-slugify", "py-wordcount"])
+    plan.update(approved=True, max_spend_usd=10.0, per_attempt_spend_ceiling_usd=1.0, provider_budget_enforced=True, credential_env=[CRED])
+    plan_path = ws.root / "operator" / "plan.json"
+    plan_path.write_text(json.dumps(plan))
+    live = ws.args("--agent", str(agent), "--repetitions", "1", "--model", "offline:synthetic", *extra, "--live", "--plan", str(plan_path),
+                   "--approve-plan-digest", spec_digest(plan), output=ws.root / "reports" / "live.json", tasks=tasks)  # fmt: skip
+    verifier = suite / "node-slugify" / "verifier" / "check_slugify.js"
+    original = verifier.read_bytes()
+    verifier.write_bytes(original + b"\n")
+    refused_live(ws, run(live), "differs from the approved plan in: task_suite.tasks[node-slugify]")
+    verifier.write_bytes(original)
+    result = run(live)
+    assert result.exit_code == 0, result.output
+    assert rows(ws, "SELECT count(*) FROM attempts") == [(4,)]

@@ -14,13 +14,15 @@ Where the clients are found, and how a missing one fails CI: ``helpers/clients.p
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from campaign.replay.steps import usage_for_step
-from helpers.clients import env_with_clients, require, rows
+from helpers.clients import clients_path, env_with_clients, require, rows
 from workspace import Workspace, approve_and_go_live
 
 TASKS = "semver-precedence,invoice-rounding,unit-table-regen"
@@ -150,3 +152,36 @@ def test_the_paid_campaign_rehearses_for_free(providers, tmp_path, tokenizer_cac
         assert json.loads(a["applied_profiles"]) == [{"baseline": "legacy", "coding": "coding"}[a["variant"]]], where
     report = json.loads((out / "report.json").read_text())
     assert report["synthetic"] is True and report["evidence"] == "offline_unpaid"
+
+
+SUITES = Path(__file__).parent / "suites"
+
+
+@pytest.mark.parametrize(("suite", "tasks"), [("engine-example", 4), ("harbor-example", 3)])
+def test_a_paired_campaign_on_a_task_suite_through_a_real_client(suite, tasks, tmp_path, tokenizer_cache):
+    # The replay provider derives each suite task's script from its reference solution
+    # (an overlay written file by file, or its solve.sh run in the working copy).
+    env = env_with_clients(tokenizer_cache)
+    require("mini-swe-agent", env)
+    # The clients come after the machine's own tools: a suite's verifier runs `python3`,
+    # `node` or `bash` from the runner's PATH, and the client's virtualenv has a python3
+    # without the verifier's pytest.
+    env["PATH"] = os.environ.get("PATH", "") + os.pathsep + clients_path()
+    out = tmp_path / "out"
+    runner_tmp = tmp_path / "runner-tmp"
+    runner_tmp.mkdir()
+    args = ["coding", "--campaign", "--providers", "replay", "--agent", "mini-swe-agent", "--model", CLIENTS["mini-swe-agent"][2],
+            "--task-suite", str(SUITES / suite), "--repetitions", "1", "--live", "--output-dir", str(out), "--failure-dir", str(tmp_path / "failures")]
+    done = subprocess.run([sys.executable, "-m", "campaign", *args], capture_output=True, text=True, env={**env, "TMPDIR": str(runner_tmp)}, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"tasks: task suite {suite}" in done.stdout + done.stderr
+    attempts = rows(out / "campaign.db", "SELECT t.task, t.variant, a.* FROM attempts a JOIN trials t ON t.id = a.trial_pk ORDER BY a.seq")
+    assert len(attempts) == 2 * tasks
+    for a in attempts:
+        where = f"{a['task']}/{a['variant']}: {a['outcome']} {a['failure_class']}"
+        # The client changed the working copy: every untouched fixture fails its verifier (`tasks check`).
+        assert a["verified_pass"] == 1, where
+        assert a["cleanup_complete"] == 1 and a["disposal_complete"] == 1, where
+        assert json.loads(a["schema_diagnostics"])["unmatched_requests"] == 0, where
+    report = json.loads((out / "report.json").read_text())
+    assert report["experiment"]["task_suite"]["name"] == suite

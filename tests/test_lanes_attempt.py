@@ -14,7 +14,7 @@ from campaign import benchmark
 from campaign.agents.profiles import load_profile
 from campaign.config import parse_base_config, render_variant
 from campaign.errors import Interrupted
-from campaign.lanes.attempt import AttemptPlan, classify, run_attempt
+from campaign.lanes.attempt import AttemptPlan, classify, run_attempt, within
 from campaign.agents.record import AgentRecord
 from campaign.schedule import build_schedule
 from campaign.store import repository
@@ -336,3 +336,8 @@ def test_tampered_captures_or_workspace_never_pass():
     assert classify(plan, **kw) == ("passed", None, True)
     assert classify(plan, output_ok=False, **kw) == ("failed", "unparseable_output", False)
     assert classify(plan, workspace_ok=False, **kw) == ("failed", "workspace_tampered", False)
+
+
+@pytest.mark.parametrize(("remaining", "own", "deadline"), [(100.0, None, 100.0), (100.0, 30.0, 30.0), (20.0, 30.0, 20.0), (-5.0, 30.0, 0.001)])
+def test_a_tasks_own_timeout_applies_within_what_is_left_of_the_attempt(remaining, own, deadline):
+    assert within(remaining, own) == deadline

@@ -16,7 +16,7 @@ import pytest
 from campaign import benchmark
 from campaign.replay import build_app, running_in_thread, script_for, scripted_total_usage
 from campaign.replay.detect import action_fence, find_cwd, find_task, wants_submit_marker
-from campaign.replay.scripts import FAILING_PROBES, GENERATORS, generator_reproduces, solution_files
+from campaign.replay.scripts import FAILING_PROBES, GENERATORS, SUITE_FAILING_PROBE, generator_reproduces, solution_files
 from campaign.replay.steps import EditFile, Finish, ReadFile, Run, Usage, WriteFile, usage_for_step
 from campaign.replay.tools import SUBMIT_MARKER, Environment, ToolSpec, map_step, plan, shell_edit, shell_write
 from campaign.replay.turns import Conversation, next_reply
@@ -388,3 +388,45 @@ def test_mini_swe_agent_text_mode_conversation_solves_the_task(server, tmp_path)
     scripted = scripted_total_usage(task.name)
     assert total == Usage(scripted.uncached_input + scripted.cache_write, scripted.cached_input, 0, scripted.output)
     assert _verify(task, work).returncode == 0
+
+
+# --- a task suite's tasks (--task-suite): scripts derived, never written by hand ----------
+
+SUITES = Path(__file__).parent / "suites"
+
+
+@pytest.mark.parametrize(("suite", "name"), [("engine-example", "node-slugify"), ("engine-example", "py-config-merge"), ("engine-example", "sh-csv-total"),
+                                             ("harbor-example", "python-roman")])  # fmt: skip
+def test_a_suite_tasks_script_solves_it_in_a_fresh_working_copy(tmp_path, suite, name):
+    task = benchmark.load_suite(SUITES / suite).get(name)
+    steps = script_for(name, str(SUITES / suite))
+    assert isinstance(steps[-1], Finish) and [s.usage for s in steps] == [usage_for_step(i) for i in range(len(steps))]
+    work = tmp_path / "work"
+    benchmark.copy_fixture(task, work)
+    for step in steps:
+        if isinstance(step, WriteFile):
+            (work / step.path).parent.mkdir(parents=True, exist_ok=True)
+            (work / step.path).write_text(step.content, encoding="utf-8")
+        elif isinstance(step, Run) and not task.harbor:  # a Harbor script's /solution lives in the attempt's own root
+            done = subprocess.run(step.command, shell=True, cwd=work, capture_output=True, text=True, timeout=60)
+            assert (done.returncode != 0) is step.expect_failure, done.stderr
+    if task.harbor:
+        assert any(isinstance(s, Run) and "/solution" in s.command and "solve.sh" in s.command for s in steps)
+        return
+    benchmark.install_verifier(task, work)
+    verdict = subprocess.run(benchmark.verifier_argv(task, sys.executable), cwd=work, capture_output=True, timeout=60)
+    assert verdict.returncode == 0, verdict.stderr
+
+
+def test_a_suite_recovery_task_fails_a_command_before_any_fix():
+    steps = script_for("sh-csv-total", str(SUITES / "engine-example"))
+    first_write = next(i for i, s in enumerate(steps) if isinstance(s, WriteFile))
+    assert [s.command for s in steps[:first_write] if isinstance(s, Run) and s.expect_failure] == [SUITE_FAILING_PROBE]
+
+
+def test_a_suite_task_is_found_from_its_prompt_only_within_its_suite():
+    suite = benchmark.load_suite(SUITES / "harbor-example")
+    task = suite.get("shell-inventory")
+    opening = ["You are a helpful agent.", "  ".join(task.prompt.split())]
+    assert find_task(opening, suite.tasks) == task
+    assert find_task(opening) is None

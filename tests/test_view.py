@@ -34,7 +34,8 @@ from campaign.store.migrate import open_store
 from campaign.store.models import Attempt, Campaign
 from campaign.view import check_host
 from campaign.view.app import build_app
-from campaign.view.source import open_readonly
+from campaign.view.pages import summary_section
+from campaign.view.source import CampaignSummary, open_readonly
 
 URL_LINE = re.compile(r"^campaign view: serving (http://127\.0\.0\.1:\d+/\S*) \(Ctrl-C to stop\)$")
 CELL = re.compile(r'<td data-variant="(\w+)" data-field="(\w+)" data-value="([^"]*)"[^>]*>([^<]*)</td>')
@@ -435,3 +436,15 @@ def test_every_store_open_is_read_only_for_sqlite(engine, db_url):
             assert conn.exec_driver_sql("PRAGMA query_only").scalar() == 1
     finally:
         view.dispose()
+
+
+def test_the_summary_names_the_task_suite():
+    summary = CampaignSummary(id=1, kind="campaign", state="completed", stop_reason=None, finished=2, scheduled=2)
+    report = {
+        "experiment": {"task_suite": {"name": "engine-example", "digest": "0" * 64, "unchecked_tasks": []}},
+        "completion": {"attempted": 2, "not_attempted": 0, "not_attempted_by_reason": {}, "attempts_by_status": {}},
+        "evidence": "synthetic",
+    }
+    assert "task suite engine-example" in summary_section(summary, report)
+    report["experiment"]["task_suite"] = None
+    assert "the built-in benchmark" in summary_section(summary, report)

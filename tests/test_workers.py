@@ -12,6 +12,7 @@ import json
 import os
 import random
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -333,3 +334,25 @@ def test_outside_workers_joining_at_random_moments_never_close_the_campaign_earl
     assert rows(backend_url, "SELECT count(DISTINCT trial_pk) FROM attempts") == [(2 * len(RACE_PROVIDERS),)], scenario
     assert rows(backend_url, "SELECT count(*) FROM provider_leases WHERE worker_pid IS NOT NULL") == [(0,)], scenario
     assert _comparable(json.loads((tmp_path / "out" / "report.json").read_text())) == race_reference, scenario
+
+
+# --- a campaign on a task suite (--task-suite) --------------------------------------------
+
+
+def test_a_worker_needs_the_campaigns_task_suite_and_refuses_a_changed_task_by_name(runner, tmp_path, catalog):
+    suite = Path(shutil.copytree(Path(__file__).parent / "suites" / "engine-example", tmp_path / "engine-example"))
+    db = str(tmp_path / "store.db")
+    started = runner.invoke(cli, ["coding", "--campaign", "--providers", "alpha,beta", "--providers-catalog", str(catalog), "--task-suite", str(suite),
+                                  "--tasks", "py-wordcount", "--repetitions", "1", "--output-dir", str(tmp_path / "out"), "--db", db, "--live"])  # fmt: skip
+    assert started.exit_code == 0, started.output
+    worker = ["worker", "--db", db, "--campaign-id", "1", "--providers-catalog", str(catalog)]
+    same = runner.invoke(cli, [*worker, "--task-suite", str(suite)])
+    assert same.exit_code == 0, same.output
+    missing = runner.invoke(cli, worker)
+    assert missing.exit_code == 2 and "the campaign ran the task suite engine-example: give its directory with --task-suite DIR" in missing.output, missing.output
+    verifier = suite / "py-wordcount" / "verifier" / "test_wordcount_hidden.py"
+    verifier.write_bytes(verifier.read_bytes() + b" ")
+    changed = runner.invoke(cli, [*worker, "--task-suite", str(suite)])
+    assert changed.exit_code == 2, changed.output
+    (line,) = [x for x in changed.output.splitlines() if x.startswith("Error:")]
+    assert "would run a different experiment (task_suite.tasks[py-wordcount])" in line

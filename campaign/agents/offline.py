@@ -11,8 +11,9 @@ task's working copy as cwd, exactly like any other agent. It
    same trial always ends the same way;
 3. for a task that requires a failed tool call, first really runs a command
    that fails, and reports it as a tool error;
-4. on success applies the benchmark's reference solution to the cwd; on
-   failure leaves the fixture broken;
+4. on success applies the task's reference solution to the cwd (a task of
+   ``--task-suite DIR`` when given, else a built-in one); on failure leaves the
+   fixture broken;
 5. prints the generic JSON Lines format (``GENERIC_FORMAT.md``): disclosure
    telemetry (``diagnostic_events_version`` 1), then a result with synthetic
    token counters and cost derived from the seed, marked ``"synthetic": true``.
@@ -82,6 +83,7 @@ class Options:
     modes: frozenset[str]
     overspend_usd: float | None
     base_url: str | None = None
+    task_suite: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ class Plan:
 def parse_args(argv: Sequence[str], environ: Mapping[str, str]) -> Options:
     parser = argparse.ArgumentParser(prog="python -m campaign.agents.offline", allow_abbrev=False)
     parser.add_argument("--task", required=True)
+    parser.add_argument("--task-suite", type=Path, help="the suite directory the task is in (default: the built-in tasks)")
     parser.add_argument("--prompt-file", type=Path)
     parser.add_argument("--config", type=Path, help=f"variant config TOML (default: ${CONFIG_ENV})")
     parser.add_argument("--model", default="offline:synthetic")
@@ -118,6 +121,7 @@ def parse_args(argv: Sequence[str], environ: Mapping[str, str]) -> Options:
     config = args.config or (Path(environ[CONFIG_ENV]) if environ.get(CONFIG_ENV) else None)
     return Options(
         task=args.task,
+        task_suite=args.task_suite,
         prompt_file=args.prompt_file,
         config=config,
         model=args.model,
@@ -334,10 +338,10 @@ def _hang() -> None:
 
 
 def run(options: Options) -> int:
-    from campaign.benchmark import apply_solution, get_task  # the benchmark is only needed at run time
+    from campaign.benchmark import apply_solution, suite_of  # the benchmark is only needed at run time
 
     try:
-        task = get_task(options.task)
+        task = suite_of(options.task_suite).get(options.task, option="--task")
         if options.prompt_file is not None:
             options.prompt_file.read_text(encoding="utf-8")  # an agent must be able to read its prompt
         profile = disclosure_profile(_read_config(options.config))

@@ -139,7 +139,8 @@ def _say_why_unfinished(result) -> None:
 @click.option("--source", type=InputDir(), metavar="DIR", help="The source checkout whose revision and content are bound [default: git root of the current directory].")
 @click.option("--agent", type=AgentProfileRef(), metavar="NAME|FILE.toml", help="Agent profile: a built-in name or a profile file [default: offline].")
 @click.option("--model", metavar="PROVIDER:MODEL", help=f"One model route for every variant [default: {opt.DEFAULT_MODEL}].")
-@click.option("--tasks", metavar="NAME,NAME", help="Benchmark tasks [default: all twelve].")
+@click.option("--tasks", metavar="NAME,NAME", help="Benchmark tasks [default: all twelve, or every task of --task-suite].")
+@click.option("--task-suite", type=InputDir(), metavar="DIR", help="Run the tasks of this directory of task folders (the engine's format or Harbor's; see campaign tasks check) instead of the twelve built-in tasks.")
 @click.option("--repetitions", type=int, metavar="N", help=f"Paired and --campaign: positive repetitions per task and variant [default: {opt.DEFAULT_REPETITIONS}].")
 @click.option("--seed", type=int, metavar="N", help=f"Paired and --campaign: scheduling and uncertainty seed [default: {opt.DEFAULT_SEED}].")
 @click.option("--config", type=InputFile("base config"), metavar="FILE.toml", help="Base config without runtime.tools.disclosure, outside --source: required with --paired, optional with --campaign.")
@@ -206,6 +207,8 @@ def coding(db: str | None, **values) -> None:
         f"planned {result.scheduled} trials ({result.tasks} tasks x {len(result.variants)} variants x "
         f"{result.repetitions} repetitions); no trial ran, no model was called"
     )
+    for line in result.lines:
+        click.echo(line, err=True)
     click.echo(f"plan digest: {result.plan_digest} (template digest, not authorization)")
     click.echo(f"template: {result.output}")
     click.echo(f"store: {result.store} (campaign {result.campaign_id}, state planned)")

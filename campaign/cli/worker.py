@@ -7,7 +7,7 @@ import os
 import click
 
 from campaign.cli.common import core_errors, db_option
-from campaign.cli.paths import AgentProfileRef, InputFile, OutputDir
+from campaign.cli.paths import AgentProfileRef, InputDir, InputFile, OutputDir
 from campaign.errors import UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes import parallel
@@ -23,6 +23,7 @@ from campaign.store.migrate import open_store
 @click.option("--agent", type=AgentProfileRef(), metavar="NAME|FILE.toml", help="The campaign's agent profile, when it was not the catalog's default.")
 @click.option("--config", type=InputFile("base config"), metavar="FILE.toml", help="The campaign's base config, when it had one.")
 @click.option("--providers-catalog", type=InputFile("providers catalog"), metavar="FILE.toml", help="The campaign's providers catalog, when it was not the shipped one.")
+@click.option("--task-suite", type=InputDir(), metavar="DIR", help="The campaign's task suite directory, when it ran one (each task must be as it was).")
 @click.option("--failure-dir", type=OutputDir(), metavar="DIR", help="Private failure bundles, as for campaign coding.")
 @click.option("--max-spend-usd", metavar="USD", help="Each provider's spend cap (with --attempt-ceiling-usd), as for campaign coding --campaign.")
 @click.option("--max-total-spend-usd", metavar="USD", help="The campaign's spend cap over every provider (with --attempt-ceiling-usd).")
@@ -34,7 +35,8 @@ def worker(db: str | None, campaign_id: int | None, providers: str | None, **val
     Workers on several machines share one store (PostgreSQL; SQLite on one
     machine): one provider's trials never run two at once, and different
     providers run in parallel. The experiment comes from the store; give the
-    same --agent, --config and --providers-catalog the campaign was started with.
+    same --agent, --config, --providers-catalog and --task-suite the campaign was
+    started with.
     With nothing to claim, a worker waits while another holds a lease; it exits
     1 when the campaign stopped or was interrupted with trials left.
 

@@ -31,7 +31,8 @@ from campaign.agents.record import AgentRecord, unknown_record
 from campaign.errors import Interrupted
 from campaign.lanes import bundles
 from campaign.lanes import wire as lanes_wire
-from campaign.lanes.attempt_plan import AttemptOutcome, AttemptPlan, attempt_status, config_text_digest
+from campaign.lanes.attempt_plan import AttemptOutcome, AttemptPlan, Verdict, attempt_status, config_text_digest
+from campaign.lanes.harbor import APP, HarborPaths
 from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
 from campaign.lanes.verdict import classify, counter_fields, priced, profile_gate, provider_fault_of
@@ -42,6 +43,7 @@ from campaign.store import repository
 from campaign.store.models import Trial
 from campaign.supervise import Supervisor, TeardownVerdict, critical
 from campaign.supervise import disposal
+from campaign.supervise.gate import SpawnError
 from campaign.supervise.pinned import NotOurs
 from campaign.vocabulary import VARIANT_PROFILES
 
@@ -49,6 +51,7 @@ __all__ = ["AttemptOutcome", "AttemptPlan", "classify", "counter_fields", "profi
 
 
 REPLAY_PLACEHOLDER_CREDENTIAL = "replay-placeholder-not-a-credential"
+OFFLINE_AGENT_MODULE = "campaign.agents.offline"
 
 
 NOTHING_SPAWNED = TeardownVerdict(cleanup_complete=True, outcome="clean", containment="pgid-only", survivors=0)
@@ -90,6 +93,10 @@ class Observed:
     gave_out: str | None = None
     output_ok: bool = True
     workspace_ok: bool = True
+    # The verifier could not be started (what the supervisor said): the machine's fault.
+    verifier_error: str | None = None
+    # A Harbor verifier's reward file: its verdict, or None when it wrote none.
+    reward: bool | None = None
 
 
 @dataclass
@@ -106,6 +113,7 @@ class _AttemptRun:
     root: isolation.PrivateRoot | None = None
     held: PinnedRoot | None = None
     sup: Supervisor | None = None
+    harbor: HarborPaths | None = None
 
 
 def run_attempt(
@@ -150,6 +158,8 @@ def run_attempt(
         try:
             return _finish(run, run.attempt_id, stopped_by)
         finally:
+            if run.harbor is not None:
+                run.harbor.close()
             if run.held is not None:
                 run.held.close()
 
@@ -168,6 +178,11 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
         config_path.write_text(plan.config_text, encoding="utf-8")
     sdk = dict(plan.profile.sdk_path_vars)
     values = _placeholder_values(plan, trial, root, prompt_file, config_path)
+    if plan.task.harbor:
+        # Before any agent code runs; the agent then works in /app, its own root.
+        run.harbor = HarborPaths.prepare(held)
+        values["cwd"] = APP
+    client_map = run.harbor.client_map() if run.harbor is not None else None
 
     state.gate_ok = profile_gate(plan, config_path)
     if not state.gate_ok:
@@ -175,7 +190,7 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     # From here on agent code may run: the root is reached only through `held`.
     if plan.wire is not None:
         try:
-            state.wire = lanes_wire.start(sup, held, plan.wire, plan.task.name, runner_python=plan.python, deadline=deadline, timer=timer)
+            state.wire = lanes_wire.start(sup, held, plan.wire, plan.task, runner_python=plan.python, deadline=deadline, timer=timer)
         except lanes_wire.WireStartFailed:
             state.wire_ok = False
             return
@@ -191,7 +206,7 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     seeds.plant(plan.profile, root.home, os.environ)
     if plan.profile.runtime is not None:
         with held.stdio("runtime") as io:
-            runtime = sup.start("runtime", profiles.render(plan.profile.runtime.argv, values), cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)
+            runtime = sup.start("runtime", profiles.render(plan.profile.runtime.argv, values), cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err, root_map=client_map)
         try:
             values["runtime_port"] = str(wait_healthy(runtime, held.reader("runtime.out"), plan.profile.runtime, timer=timer, deadline=deadline))
         except RuntimeBootFailed:
@@ -199,7 +214,7 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
             return
     # The ledger must be intact before any paid call (a SupervisorError here is an engine_error).
     sup.verify_ledger()
-    argv = profiles.client_argv(plan.profile, values, plan.variant) + list(plan.extra_client_args)
+    argv = profiles.client_argv(plan.profile, values, plan.variant) + list(plan.extra_client_args) + oracle_args(plan)
     try:
         client_io = held.stdio("client")
     except NotOurs as exc:  # the runtime, agent code too, took the name first
@@ -207,7 +222,8 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
         return
     watch = lanes_wire.FaultWatch(state.wire, timer) if state.wire is not None else None
     with client_io as io:
-        result = sup.run("client", argv, timeout=max(deadline - timer(), 0.001), cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err, stop_when=watch)
+        timeout = within(deadline - timer(), plan.task.agent_timeout_sec)
+        result = sup.run("client", argv, timeout=timeout, cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err, stop_when=watch, root_map=client_map)
     if result.stopped and watch is not None:
         state.gave_out = watch.fault
         sup.log(f"the client kept retrying into a failing provider ({watch.fault}); stopped it")
@@ -230,24 +246,51 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
         _tampered(sup, state, f"the root's {changed} is not the directory pinned before the client ran")
         return
     try:
-        benchmark.install_verifier(plan.task, held.work_fd)
+        verifier_map = run.harbor.verifier_map(plan.task) if run.harbor is not None else None
+        if verifier_map is None:
+            benchmark.install_verifier(plan.task, held.work_fd)
         verifier_io = held.stdio("verifier")
     except (benchmark.VerifierRefused, NotOurs) as exc:
         _tampered(sup, state, f"verifier not installed: {getattr(exc, 'reason', exc)}")
         return
-    with verifier_io as io:
-        verdict = sup.run(
-            "verifier",
-            benchmark.verifier_argv(plan.task, plan.python),
-            cwd_fd=held.work_fd,
-            timeout=max(deadline - timer(), 0.001),
-            env=isolation.build_env(root, os.environ),
-            stdout=io.out,
-            stderr=io.err,
-        )
+    try:
+        with verifier_io as io:
+            verdict = sup.run(
+                "verifier",
+                benchmark.verifier_argv(plan.task, plan.python),
+                cwd_fd=held.work_fd,
+                timeout=within(deadline - timer(), plan.task.verifier.timeout_sec),
+                env=isolation.build_env(root, os.environ, extra=dict(plan.task.verifier.env)),
+                stdout=io.out,
+                stderr=io.err,
+                root_map=verifier_map,
+            )
+    except SpawnError as exc:
+        if not exc.command_missing:
+            raise
+        state.verifier_error = str(exc)
+        sup.log(f"the verifier could not start: {exc}")
+        return
     state.verifier_exit = verdict.exit_code
     state.verifier_timed_out = verdict.timed_out
+    if run.harbor is not None and not verdict.timed_out:
+        state.reward = run.harbor.reward()
     testhooks.reached("verifier")
+
+
+def within(remaining: float, own: float | None) -> float:
+    """A step's deadline: its own timeout (a task's ``timeout_sec``) within what is left of
+    the attempt's, which the plan bounds."""
+    return max(min(remaining, own) if own is not None else remaining, 0.001)
+
+
+def oracle_args(plan: AttemptPlan) -> list[str]:
+    """The engine's offline agent solves a suite's task from its reference solution, so it
+    is told where the suite is; no other client is ever given that path (it leads to the
+    hidden verifier)."""
+    if plan.task.suite_root is None or OFFLINE_AGENT_MODULE not in plan.profile.client:
+        return []
+    return ["--task-suite", str(plan.task.suite_root)]
 
 
 def _as_client_reads(env: dict[str, str], plan: AttemptPlan) -> dict[str, str]:
@@ -333,12 +376,17 @@ def _finish(run: _AttemptRun, attempt_id: int, stopped_by: BaseException | None)
         record=record,
         verifier_exit=state.verifier_exit,
         verifier_timed_out=state.verifier_timed_out,
+        reward=state.reward,
     )
     fault = provider_fault_of(record) or state.gave_out
     if isinstance(stopped_by, Interrupted):
         outcome, failure_class, verified_pass = "interrupted", "interrupted", None
     elif stopped_by is not None:
         outcome, failure_class, verified_pass = "engine_error", "engine_error", None
+    elif state.verifier_error is not None:
+        # A missing interpreter or tool is the machine's, never the agent's failure.
+        outcome, failure_class, verified_pass = "engine_error", "verifier_error", None
+        error = f"the verifier could not start: {state.verifier_error}"
     elif fault is not None:
         # The provider ended it (DESIGN.md §9): no verdict, whatever the verifier said.
         outcome, failure_class, verified_pass = "provider_error", fault, None
@@ -387,6 +435,7 @@ def _finish(run: _AttemptRun, attempt_id: int, stopped_by: BaseException | None)
         error=error,
         equivalent_spend_usd=equivalent,
         provider_faults=(record.schema_diagnostics or {}).get("provider_faults") if outcome == "provider_error" else None,
+        verifier=Verdict(state.verifier_exit, state.reward, state.verifier_timed_out, state.verifier_error is not None),
     )
     if isinstance(stopped_by, Interrupted):
         raise stopped_by

@@ -56,6 +56,23 @@ class AttemptPlan:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """What the verifier itself said, whatever the outcome made of it (`campaign tasks check`)."""
+
+    exit_code: int | None = None
+    reward: bool | None = None  # a Harbor reward file's verdict; None: it wrote none
+    timed_out: bool = False
+    could_not_start: bool = False
+
+    @property
+    def passed(self) -> bool | None:
+        """The verifier's verdict (None: it gave none)."""
+        if self.could_not_start or self.timed_out or self.exit_code is None:
+            return None
+        return self.reward if self.reward is not None else self.exit_code == 0
+
+
+@dataclass(frozen=True)
 class AttemptOutcome:
     attempt_id: int
     outcome: str  # a verdict (passed | failed | timeout), or interrupted | provider_error | engine_error
@@ -73,6 +90,7 @@ class AttemptOutcome:
     equivalent_spend_usd: float | None = None
     # For a provider_error: what the wire saw the provider do ({fault: requests}).
     provider_faults: Mapping[str, int] | None = None
+    verifier: Verdict = field(default_factory=Verdict)
 
     @property
     def stop_reason(self) -> str | None:

@@ -59,6 +59,11 @@ class CampaignInputs:
     wire_catalogs: Mapping[str, dict[str, list[str]] | None] = dataclasses.field(default_factory=dict)
     # --rehearse: every upstream is the replay provider, every price synthetic.
     rehearsal: bool = False
+    # Where the tasks come from (--task-suite), and which of them were never checked.
+    selection: opt.Selection | None = None
+
+    def task(self, name: str) -> benchmark.Task:
+        return next(t for t in self.tasks if t.name == name)
 
 
 def parse_variants(value: str | None) -> tuple[str, ...]:
@@ -128,7 +133,8 @@ def validate(
     catalog = load_catalog(catalog_path)
     providers = with_model(resolve_providers(opts.providers, catalog), opts.model)
     variants = parse_variants(opts.variants)
-    tasks = benchmark.resolve_tasks(opts.tasks)
+    selection = opt.select_tasks(opts)
+    tasks = selection.tasks
     output_dir = Path(opts.output_dir).expanduser().absolute()  # type: ignore[arg-type]
     if output_dir.exists() and not output_dir.is_dir():
         raise UsageProblem(f"{opts.output_dir} is not a directory", option="--output-dir")
@@ -173,12 +179,14 @@ def validate(
         client_versions=versions,
         wire_catalogs=catalogs,
         rehearsal=opts.rehearse,
+        selection=selection,
     )
 
 
 def experiment(inputs: CampaignInputs) -> dict[str, Any]:
     """Everything a resume must reproduce; compared field by field."""
     agents = sorted({p.name for p in inputs.profiles.values()})
+    suite = inputs.selection.identity() if inputs.selection else None
     return {
         "kind": "campaign",
         "agent": agents[0] if len(agents) == 1 else "custom",
@@ -209,6 +217,8 @@ def experiment(inputs: CampaignInputs) -> dict[str, Any]:
         "control_plane_port": inputs.control_plane_port,
         # Only on a rehearsal, so the campaigns before this option keep their identity.
         **({"rehearsal": True} if inputs.rehearsal else {}),
+        # Only for --task-suite, so campaigns of the built-in tasks keep their identity.
+        **({"task_suite": suite} if suite else {}),
     }
 
 
@@ -218,10 +228,14 @@ def schedule_for(inputs: CampaignInputs) -> list[ScheduledTrial]:
 
 def mismatched_fields(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
     """The experiment's fields that differ; inside ``providers``, each provider's own
-    (``providers[zai].client_version``), so the operator sees what changed."""
+    (``providers[zai].client_version``), inside ``task_suite`` each task
+    (``task_suite.tasks[NAME]``), so the operator sees what changed."""
     out = []
     for key in sorted(set(stored) | set(current)):
         before, now = stored.get(key), current.get(key)
+        if key == "task_suite":
+            out += benchmark.identity_differences(before, now)
+            continue
         if before == now:
             continue
         if key == "providers" and isinstance(before, list) and isinstance(now, list):

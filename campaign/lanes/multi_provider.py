@@ -46,6 +46,11 @@ def _nothing_to_continue() -> RerunWith:
     return RerunWith("there is no campaign here to continue; to start one, drop --continue-blocked", option="--continue-blocked", drop=("--continue-blocked",))
 
 
+def _say_tasks(inputs: CampaignInputs, stream: TextIO | None) -> None:
+    for line in inputs.selection.lines() if stream is not None and inputs.selection else ():
+        print(line, file=stream, flush=True)
+
+
 def run(
     opts: opt.CodingOptions,
     db: str | None,
@@ -63,6 +68,7 @@ def run(
     schedule = schedule_for(inputs)
     store_file = inputs.output_dir / STORE_NAME if db is None else None
     if not runs:
+        _say_tasks(inputs, stream)
         return CampaignResult(None, inputs.db, (), len(schedule), 0, len(schedule), None, live=False)
     if not opts.resume and store_file is not None and store_file.exists():
         raise RerunWith(f"{inputs.output_dir} already holds a campaign; choose a new --output-dir, or continue it with --resume", option="--resume", add=("--resume",))
@@ -98,6 +104,7 @@ def run(
             default_provider=inputs.providers[0].name,
         )
         take_lease(engine, campaign_id, me, proc)
+    _say_tasks(inputs, stream)  # once the options proved to be the experiment's
     testhooks.reached("leased")
     worker_me = leases.WorkerIdentity.of(me)
     try:

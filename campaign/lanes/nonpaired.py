@@ -64,7 +64,8 @@ def schedule(tasks: tuple[benchmark.Task, ...]) -> tuple[ScheduledTrial, ...]:
 
 def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda line: None, timer: Callable[[], float] = time.monotonic) -> NonpairedResult:
     """Validate everything first (nothing written on bad input), then run each task once."""
-    tasks = benchmark.resolve_tasks(opts.tasks)
+    selection = opt.select_tasks(opts)
+    tasks = selection.tasks
     source = opt.resolve_source(opts.source, Path.cwd()) if (opts.source or opts.launcher) else None
     launcher = opt.resolve_launcher(opts.launcher, source) if source else None
     profile = load_profile(opt.or_default(opts.agent, opt.DEFAULT_AGENT), source)
@@ -84,6 +85,9 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
     engine = open_store(db)
     trials = schedule(tasks)
     experiment = {"kind": "nonpaired", "agent": profile.name, "model": model, "tasks": [t.name for t in tasks], "timeout": timeout}
+    suite = selection.identity()
+    if suite is not None:  # only then, so runs of the built-in tasks keep their identity
+        experiment["task_suite"] = suite
     campaign_id = repository.create_campaign(
         engine,
         repository.NewCampaign(kind="nonpaired", state="running", live=profile.paid, agent=profile.name, seed=0, experiment=experiment, experiment_digest=spec_digest(experiment)),
@@ -95,6 +99,8 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
     engine_error: str | None = None
     passed = attempted = 0
     started = timer()
+    for line in selection.lines():
+        progress(line)
     try:
         with interruptible():
             for index, trial in enumerate(repository.trials_in_order(engine, campaign_id), start=1):
@@ -102,7 +108,7 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
                     break
                 if not repository.admit_trial(engine, trial.id):
                     continue
-                plan = AttemptPlan(task=benchmark.get_task(trial.task), profile=profile, model=model, seed=0, timeout_s=timeout, credential_names=credentials, launcher=str(launcher) if launcher else None, failure_dir=opts.failure_dir, wire=wire)
+                plan = AttemptPlan(task=selection.task(trial.task), profile=profile, model=model, seed=0, timeout_s=timeout, credential_names=credentials, launcher=str(launcher) if launcher else None, failure_dir=opts.failure_dir, wire=wire)
                 result = run_attempt(engine, trial, plan)
                 attempted += 1
                 passed += result.outcome == "passed"

@@ -13,11 +13,14 @@ import sys
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from campaign import benchmark
+from campaign.benchmark import checks
 from campaign.digests import MIN_PROFILE_PYTHON, NotAPython, PythonInfo, git_toplevel, probe_python
 from campaign.errors import UsageProblem
 from campaign.store.limits import SpendLimits
+from campaign.supervise import confine
 
 DEFAULT_MODEL = "openai-codex:gpt-6.1-sol"
 DEFAULT_AGENT = "offline"
@@ -92,6 +95,8 @@ class CodingOptions:
     pilot: int | None = None
     pilot_db: str | None = None
     target_effect: float | None = None
+    # A directory of task folders instead of the built-in tasks (every lane).
+    task_suite: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -260,6 +265,57 @@ def check_live_options(opts: CodingOptions) -> None:
         raise UsageProblem("--live needs --approve-plan-digest SHA256 of the approved plan", option="--approve-plan-digest")
     if not _SHA256.match(opts.approve_plan_digest):
         raise UsageProblem("must be 64 lowercase hexadecimal characters (a SHA-256 digest)", option="--approve-plan-digest")
+
+
+# --- the tasks ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The tasks a run schedules, the suite they come from, and which of them were never
+    proven sound as they are now (``campaign tasks check``)."""
+
+    suite: benchmark.TaskSuite
+    tasks: tuple[benchmark.Task, ...]
+    unchecked: tuple[str, ...] = ()
+
+    def identity(self) -> dict[str, Any] | None:
+        """The experiment's ``task_suite`` entry (None for the built-in tasks). ``unchecked``
+        is what was known when the run was planned: comparisons leave it out."""
+        found = benchmark.suite_identity(self.suite, self.tasks)
+        return None if found is None else {**found, "unchecked": list(self.unchecked)}
+
+    def task(self, name: str) -> benchmark.Task:
+        return next(t for t in self.tasks if t.name == name)
+
+    def lines(self) -> list[str]:
+        """What a run says first about its tasks: the suite, and the warning if any (nothing
+        for the built-in tasks, whose runs say what they always said)."""
+        if self.suite.builtin:
+            return []
+        return [f"tasks: {self.suite.describe()} ({len(self.tasks)} of its {len(self.suite.tasks)} tasks)", *filter(None, [self.warning()])]
+
+    def warning(self) -> str | None:
+        """The line that says a run uses unchecked tasks (a warning, never a refusal)."""
+        if not self.unchecked:
+            return None
+        return (
+            f"warning: {len(self.unchecked)} of the {len(self.tasks)} tasks of {self.suite.describe()} were never checked as they are now "
+            f"({', '.join(self.unchecked)}); prove them sound first: campaign tasks check --task-suite {self.suite.root}"
+        )
+
+
+def select_tasks(opts: CodingOptions) -> Selection:
+    """``--task-suite`` and ``--tasks``, read and checked: a task no attempt can run here (a
+    Harbor environment that needs an image, or paths that need CAP_SYS_ADMIN) is refused."""
+    suite = benchmark.suite_of(opts.task_suite)
+    tasks = suite.resolve(opts.tasks)
+    can_map = confine.can_map_roots()
+    for task in tasks:
+        found = benchmark.unrunnable(task, can_map)
+        if found is not None:
+            raise UsageProblem(f"task {task.name} cannot run here: {found[0]} ({found[1]}); leave it out with --tasks", option="--task-suite")
+    return Selection(suite, tasks, checks.unchecked(tasks))
 
 
 # --- single values ----------------------------------------------------------

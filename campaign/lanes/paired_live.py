@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from campaign import benchmark
 from campaign.agents.profiles import build_artifact_paths
 from campaign.approval import Approval, authorize
 from campaign.errors import Interrupted, UsageProblem
@@ -123,6 +122,8 @@ def run(
     repository.record_spend_limits(engine, campaign_id, approval.limits)
     configs = {v.variant: v.text for v in inputs.variants}
     provider = inputs.model.provider
+    for line in inputs.selection.lines():
+        progress(line)
     breaker = Breaker()
     stop_reason: str | None = None
     engine_error: str | None = None
@@ -153,7 +154,7 @@ def run(
                     if not repository.admit_trial(engine, trial.id):
                         continue
                     attempt = AttemptPlan(
-                        task=benchmark.get_task(trial.task),
+                        task=inputs.selection.task(trial.task),
                         profile=inputs.profile,
                         model=experiment.model,
                         seed=experiment.seed,

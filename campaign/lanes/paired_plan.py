@@ -13,6 +13,7 @@ No trial runs and no model is called here. The order is the contract:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from campaign.lanes.options import (
     DEFAULT_TIMEOUT,
     CodingOptions,
     ModelRoute,
+    Selection,
     check_live_options,
     check_mode,
     check_outside_source,
@@ -50,6 +52,7 @@ from campaign.lanes.options import (
     resolve_launcher,
     resolve_profile_python,
     resolve_source,
+    select_tasks,
 )
 from campaign.plan import (
     Experiment,
@@ -89,6 +92,13 @@ class PairedInputs:
     wire: WireRoute | None = None
     # The catalog's provider for the model's route: its prices cost a client that reports none.
     provider: Provider | None = None
+    # Where the tasks come from (--task-suite), and which of them were never checked.
+    suite: benchmark.TaskSuite = dataclasses.field(default_factory=benchmark.builtin_suite)
+    unchecked: tuple[str, ...] = ()
+
+    @property
+    def selection(self) -> Selection:
+        return Selection(self.suite, self.tasks, self.unchecked)
 
 
 @dataclass(frozen=True)
@@ -101,6 +111,8 @@ class PlanResult:
     tasks: int
     repetitions: int
     variants: tuple[str, ...]
+    # What to say about the tasks first (their suite, unchecked ones): said, never refused.
+    lines: tuple[str, ...] = ()
 
 
 # --- 1. validation ----------------------------------------------------------
@@ -115,7 +127,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
     if opts.config is None:
         raise UsageProblem("--config FILE.toml is required with --paired: the explicit base config every variant shares", option="--config")
     model = parse_model(opts.model)
-    tasks = benchmark.resolve_tasks(opts.tasks)
+    selection = select_tasks(opts)
     source = resolve_source(opts.source, cwd)
     output = Path(opts.output).expanduser().absolute()  # type: ignore[arg-type]
     check_output(output, source, opts)
@@ -154,7 +166,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
         launcher=launcher,
         profile=profile,
         model=model,
-        tasks=tasks,
+        tasks=selection.tasks,
         repetitions=or_default(opts.repetitions, DEFAULT_REPETITIONS),
         seed=or_default(opts.seed, DEFAULT_SEED),
         timeout=or_default(opts.timeout, DEFAULT_TIMEOUT),
@@ -165,6 +177,8 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
         output=output,
         wire=wire,
         provider=provider,
+        suite=selection.suite,
+        unchecked=selection.unchecked,
     )
 
 
@@ -241,6 +255,7 @@ def compute_experiment(inputs: PairedInputs) -> Experiment:
         wire_upstream=inputs.wire.upstream if inputs.wire else None,
         client_version=read_client_version(inputs.profile, os.environ),
         wire_catalogs=_probe(inputs),
+        task_suite=inputs.selection.identity(),
     )
 
 
@@ -302,4 +317,5 @@ def run(opts: CodingOptions, db: str | None, cwd: Path | None = None) -> PlanRes
         tasks=len(experiment.tasks),
         repetitions=experiment.repetitions,
         variants=tuple(v.name for v in experiment.variants),
+        lines=tuple(inputs.selection.lines()),
     )

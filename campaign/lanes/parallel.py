@@ -79,10 +79,16 @@ class WorkerLost(CampaignError):
 def experiment_options(stored: Mapping[str, Any], given: opt.CodingOptions, catalog: Catalog) -> opt.CodingOptions:
     """The options that reproduce a stored campaign experiment; what the worker was given wins.
 
-    Everything but the agent profile file, the base config and a custom providers
-    catalog is in the experiment; those a worker takes as options, and comparing
-    the rebuilt experiment with the stored one proves they are the same."""
+    Everything but the agent profile file, the base config, a custom providers
+    catalog and the task suite's directory is in the experiment; those a worker takes
+    as options, and comparing the rebuilt experiment with the stored one proves they
+    are the same."""
     names = [p["name"] for p in stored.get("providers", [])]
+    suite = stored.get("task_suite")
+    if isinstance(suite, Mapping) and given.task_suite is None:
+        raise UsageProblem(f"the campaign ran the task suite {suite.get('name')}: give its directory with --task-suite DIR", option="--task-suite")
+    if suite is None and given.task_suite is not None:
+        raise UsageProblem("the campaign ran the built-in tasks: leave --task-suite out", option="--task-suite")
     model = given.model
     entry = next((p for p in catalog.providers if len(names) == 1 and p.name == names[0]), None)
     if model is None and entry is not None and stored["providers"][0].get("model") != entry.default_model:
@@ -101,6 +107,7 @@ def experiment_options(stored: Mapping[str, Any], given: opt.CodingOptions, cata
         config=given.config,
         providers_catalog=given.providers_catalog,
         failure_dir=given.failure_dir,
+        task_suite=given.task_suite,
         model=model,
         rehearse=bool(stored.get("rehearsal")),
         # A worker writes no report; the coordinator (or a later `campaign report`) does.
@@ -119,7 +126,7 @@ def worker_inputs(engine: Engine, campaign_id: int, given: opt.CodingOptions, en
     differing = mismatched_fields(stored, experiment(inputs))
     if differing:
         raise UsageProblem(
-            f"this worker would run a different experiment ({', '.join(differing)}); give it the campaign's own --agent, --config and --providers-catalog",
+            f"this worker would run a different experiment ({', '.join(differing)}); give it the campaign's own --agent, --config, --providers-catalog and --task-suite",
             option="--agent",
         )
     return inputs
@@ -127,7 +134,7 @@ def worker_inputs(engine: Engine, campaign_id: int, given: opt.CodingOptions, en
 
 def worker_argv(db: str, campaign_id: int, opts: opt.CodingOptions) -> list[str]:
     argv = [sys.executable, "-m", "campaign", "worker", "--db", db, "--campaign-id", str(campaign_id)]
-    for flag, value in (("--agent", opts.agent), ("--config", opts.config), ("--providers-catalog", opts.providers_catalog), ("--failure-dir", opts.failure_dir)):
+    for flag, value in (("--agent", opts.agent), ("--config", opts.config), ("--providers-catalog", opts.providers_catalog), ("--failure-dir", opts.failure_dir), ("--task-suite", opts.task_suite)):
         if value is not None:
             argv += [flag, str(value)]
     for flag, value in (("--max-spend-usd", opts.max_spend_usd), ("--max-total-spend-usd", opts.max_total_spend_usd), ("--attempt-ceiling-usd", opts.attempt_ceiling_usd)):

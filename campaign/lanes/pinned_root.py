@@ -67,6 +67,11 @@ class PinnedRoot:
         self._work = pinned.identity(os.fstat(self.work_fd))
         self._captures = pinned.identity(os.fstat(self.captures_fd))
 
+    @property
+    def work_identity(self) -> tuple[int, int]:
+        """(st_dev, st_ino) of the working copy as pinned before any agent code ran."""
+        return self._work
+
     def close(self) -> None:
         for name in ("captures_fd", "work_fd", "root_fd"):
             fd = getattr(self, name, -1)

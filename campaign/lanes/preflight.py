@@ -57,7 +57,7 @@ def forecast(opts: opt.CodingOptions, db: str | None) -> Preflight | None:
     """The pilot's plan for the size this command schedules (None without --pilot)."""
     if opts.pilot is None:
         return None
-    tasks = len(benchmark.resolve_tasks(opts.tasks))
+    tasks = len(benchmark.suite_of(opts.task_suite).resolve(opts.tasks))
     if opts.campaign:
         providers = tuple(p.name for p in resolve_providers(opts.providers, load_catalog(opts.providers_catalog)))
     else:

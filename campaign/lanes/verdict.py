@@ -76,6 +76,7 @@ def classify(
     record: AgentRecord,
     verifier_exit: int | None,
     verifier_timed_out: bool,
+    reward: bool | None = None,
 ) -> tuple[str, str | None, bool | None]:
     """(outcome, failure_class, verified_pass) from what was observed; the words come
     from campaign.vocabulary, the only ones a report may carry.
@@ -84,7 +85,8 @@ def classify(
     needs an observed failed tool call, and a paired trial needs the applied
     profile confirmed. A check that never ran leaves verified_pass False, not a pass:
     nor does one skipped because the client's captures (``output_ok``) or the
-    root's layout (``workspace_ok``) were not what the engine left there.
+    root's layout (``workspace_ok``) were not what the engine left there. A Harbor
+    verifier's reward file (``reward``), when it wrote one, decides over its exit code.
     """
     if not gate_ok:
         return "failed", "profile_gate", False
@@ -100,7 +102,7 @@ def classify(
         return "failed", "workspace_tampered", False
     if verifier_timed_out or verifier_exit is None:
         return "failed", "verifier_timeout", False
-    if verifier_exit != 0:
+    if (verifier_exit != 0) if reward is None else not reward:
         return "failed", record.error_class or "verifier_failed", False
     if plan.task.requires_failed_tool_call and not (record.tool_errors or 0) >= 1:
         return "failed", "no_failed_tool_call", False

@@ -24,6 +24,7 @@ from pathlib import Path
 import campaign
 from campaign import isolation
 from campaign.agents.profile_model import AgentProfile, HealthCheck, RuntimeSpec, uses_wire
+from campaign.benchmark import Task
 from campaign.errors import CampaignError, UsageProblem
 from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
@@ -99,7 +100,7 @@ def _announce_spec(pattern: str) -> RuntimeSpec:
     return RuntimeSpec(argv=("-",), health=HealthCheck(kind="tcp", port_pattern=pattern), deadline_seconds=_BOOT_S)
 
 
-def start(sup: Supervisor, held: PinnedRoot, route: WireRoute, task_name: str, *, runner_python: str, deadline: float, timer: Callable[[], float]) -> WireSession:
+def start(sup: Supervisor, held: PinnedRoot, route: WireRoute, task: Task, *, runner_python: str, deadline: float, timer: Callable[[], float]) -> WireSession:
     """Start the upstream (when replayed) and the proxy; WireStartFailed when either does not answer.
 
     Their outputs are created by the engine in the pinned captures directory and
@@ -111,7 +112,7 @@ def start(sup: Supervisor, held: PinnedRoot, route: WireRoute, task_name: str, *
         with held.stdio("replay") as io:
             replay = sup.start(
                 "provider",
-                [runner_python, "-I", "-m", "campaign.replay", "--task", task_name, "--port", "0"],
+                [runner_python, "-I", "-m", "campaign.replay", "--task", task.name, "--port", "0", *(("--task-suite", str(task.suite_root)) if task.suite_root else ())],
                 cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err,
             )
         try:

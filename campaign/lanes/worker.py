@@ -19,7 +19,6 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from campaign import benchmark
 from campaign.errors import CampaignError, Interrupted
 from campaign.lanes import holders
 from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
@@ -44,7 +43,7 @@ def plan_for(inputs: CampaignInputs, trial: Trial) -> AttemptPlan:
     """The attempt plan of one trial of a campaign (``CampaignInputs``)."""
     provider = next(p for p in inputs.providers if p.name == trial.provider)
     return AttemptPlan(
-        task=benchmark.get_task(trial.task),
+        task=inputs.task(trial.task),
         profile=inputs.profiles[provider.name],
         model=provider.model,
         seed=inputs.seed,

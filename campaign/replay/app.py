@@ -35,6 +35,7 @@ class _State:
 
     task_name: str | None
     faults: FaultPlan
+    suite: benchmark.TaskSuite
     requests: int = 0
 
     def next_number(self) -> int:
@@ -48,13 +49,13 @@ _STATE = web.AppKey("replay_state", _State)
 _CLOSING = web.AppKey("replay_closing", asyncio.Event)
 
 
-def check_task(task_name: str | None) -> str | None:
+def check_task(task_name: str | None, suite: benchmark.TaskSuite) -> str | None:
     if task_name is None:
         return None
     try:
-        return benchmark.get_task(task_name).name
+        return suite.get(task_name).name
     except UnknownTask:
-        raise UsageProblem(f"unknown task {task_name!r}; known: {', '.join(benchmark.task_names())}", option="--task") from None
+        raise UsageProblem(f"unknown task {task_name!r}; known: {', '.join(suite.names())}", option="--task") from None
 
 
 async def _generate(wire: ModuleType, request: web.Request) -> web.StreamResponse:
@@ -79,7 +80,7 @@ async def _generate(wire: ModuleType, request: web.Request) -> web.StreamRespons
             request.transport.abort()
         return web.Response(status=503)
     conversation = wire.parse(body, request.path)
-    payload = wire.render(next_reply(conversation, state.task_name), conversation)
+    payload = wire.render(next_reply(conversation, state.task_name, state.suite), conversation)
     if not conversation.stream:
         if fault == "cut-stream":
             # A non-streamed reply is cut too: a prefix of its JSON, never a parseable body.
@@ -127,14 +128,16 @@ async def _health(request: web.Request) -> web.Response:
     return web.Response(text="replay ok\n")
 
 
-def build_app(task_name: str | None = None, faults: Iterable[str] = ()) -> web.Application:
+def build_app(task_name: str | None = None, faults: Iterable[str] = (), suite: benchmark.TaskSuite | None = None) -> web.Application:
     """The replay application; ``task_name`` pins the script, else each request's prompt picks it.
 
-    ``faults`` are ``KIND:N`` specs (see ``faults.py``). Raises ``UsageProblem``
-    for an unknown task or a malformed fault.
+    ``faults`` are ``KIND:N`` specs (see ``faults.py``); ``suite`` holds the tasks (by
+    default the built-in ones). Raises ``UsageProblem`` for an unknown task or a
+    malformed fault.
     """
+    suite = suite or benchmark.builtin_suite()
     app = web.Application()
-    app[_STATE] = _State(check_task(task_name), parse_faults(faults))
+    app[_STATE] = _State(check_task(task_name, suite), parse_faults(faults), suite)
 
     async def on_startup(app: web.Application) -> None:
         app[_CLOSING] = asyncio.Event()  # made on the serving loop
@@ -145,7 +148,8 @@ def build_app(task_name: str | None = None, faults: Iterable[str] = ()) -> web.A
     app.on_startup.append(on_startup)
     app.on_shutdown.append(on_shutdown)
     if task_name is not None:
-        script_for(task_name)  # built now, so a broken script fails at start, not mid-conversation
+        # Built now, so a broken script fails at start, not mid-conversation.
+        script_for(task_name, None if suite.builtin else str(suite.root))
     app.router.add_get("/", _health)  # GET also answers HEAD
     for prefix in ("", "/v1"):
         for path, wire in (("/messages", anthropic), ("/chat/completions", chat), ("/responses", responses)):

@@ -8,7 +8,7 @@ messages): tool output later on could quote anything.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from campaign import benchmark
 from campaign.replay.tools import SUBMIT_MARKER
@@ -25,10 +25,11 @@ def _normalised(text: str) -> str:
     return " ".join(text.split())
 
 
-def find_task(texts: Iterable[str]) -> benchmark.Task | None:
-    """The benchmark task whose prompt appears (whitespace-normalised) in the texts."""
+def find_task(texts: Iterable[str], tasks: Sequence[benchmark.Task] | None = None) -> benchmark.Task | None:
+    """The task (of ``tasks``, by default the built-in ones) whose prompt appears
+    (whitespace-normalised) in the texts."""
     haystack = _normalised("\n".join(texts))
-    for task in benchmark.all_tasks():
+    for task in benchmark.all_tasks() if tasks is None else tasks:
         if _normalised(task.prompt) in haystack:
             return task
     return None

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from campaign.benchmark import TaskSuite
 from campaign.errors import CampaignError, UsageProblem
 from campaign.isolation import as_loopback
 from campaign.replay.app import build_app
@@ -80,9 +81,10 @@ def run(
     port: int = 0,
     faults: Iterable[str] = (),
     announce: Callable[[str], None] = _print_flushed,
+    suite: TaskSuite | None = None,
 ) -> int:
     """The process entry point: validate, bind, announce, serve until a signal; returns that signal."""
-    app = build_app(task_name, faults)
+    app = build_app(task_name, faults, suite)
     sock = bind(host, port)
     return asyncio.run(serve_until_signal(app, sock, announce))
 

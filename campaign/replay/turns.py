@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from campaign.benchmark import TaskSuite
 from campaign.replay import detect
 from campaign.replay.scripts import NO_SCRIPT_TEXT, no_script, script_for
 from campaign.replay.steps import Usage
@@ -46,12 +47,15 @@ class Reply:
     step: int
 
 
-def next_reply(conversation: Conversation, task_name: str | None = None) -> Reply:
+def next_reply(conversation: Conversation, task_name: str | None = None, suite: TaskSuite | None = None) -> Reply:
+    """The reply to ``conversation``: its task's next step (a task of ``suite``, by
+    default a built-in one, named or found from the opening text)."""
     name = task_name
     if name is None:
-        found = detect.find_task(conversation.opening)
+        found = detect.find_task(conversation.opening, suite.tasks if suite is not None else None)
         name = found.name if found else None
-    steps = script_for(name) if name else no_script()
+    suite_root = None if suite is None or suite.builtin else str(suite.root)
+    steps = script_for(name, suite_root) if name else no_script()
     opening = conversation.opening
     env = Environment(detect.find_cwd(opening), detect.wants_submit_marker(opening), detect.action_fence(opening))
     if name is None and not env.submit_marker:

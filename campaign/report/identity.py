@@ -46,7 +46,15 @@ def experiment_section(exp: dict[str, Any], campaign: Campaign) -> dict[str, Any
         "profile_python_digest": exp.get("profile_python_digest"),
         "wire_catalogs": exp.get("wire_catalogs"),
         "reasoning": exp.get("reasoning") if exp.get("reasoning") is not None else "provider_default",
+        "task_suite": _task_suite(exp.get("task_suite")),
     }
+
+
+def _task_suite(value: Any) -> dict[str, Any] | None:
+    """The suite's name and digest, and its unchecked tasks; its per-task digests stay in the store."""
+    if not isinstance(value, dict):
+        return None
+    return {"name": value.get("name"), "digest": value.get("digest"), "unchecked_tasks": value.get("unchecked")}
 
 def _variant_identities(value: Any) -> list[dict[str, Any]] | None:
     """Variants as [{name, overlay_digest}] whichever way the experiment spelled them."""

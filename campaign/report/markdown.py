@@ -348,6 +348,7 @@ def _missing_section(report: dict[str, Any]) -> list[str]:
 
 def _identity_section(report: dict[str, Any]) -> list[str]:
     e, a, r = report["experiment"], report["approval"], report["runtime"]
+    suite = e.get("task_suite")
     rows = [
         ("experiment digest", a["experiment_digest"]),
         ("plan digest", a["plan_digest"]),
@@ -366,8 +367,12 @@ def _identity_section(report: dict[str, Any]) -> list[str]:
         ("attempt timeout seconds", e["timeout"]),
         ("run timeout seconds", e["run_timeout"]),
         ("tasks", len(e["tasks"]) if e["tasks"] is not None else None),
+        # Only for --task-suite: the built-in tasks' reports keep their rows.
+        *([("task suite", suite["name"]), ("task suite digest", suite["digest"])] if suite else []),
         ("report generator", f"campaign {report['generator']['version']}"),
     ]
     lines = ["", "## Identity", "", "| field | value |", "|---|---|"]
     lines += [f"| {name} | {'null' if value is None else f'`{value}`'} |" for name, value in rows]
+    if suite and suite["unchecked_tasks"]:
+        lines += ["", f"**Warning:** {len(suite['unchecked_tasks'])} task(s) of this suite were never proven sound by `campaign tasks check` as they ran: {', '.join(suite['unchecked_tasks'])}."]
     return lines

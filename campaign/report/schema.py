@@ -460,6 +460,11 @@ REPORT_SCHEMA = Obj(
                 # applied_profile_from = "wire": the catalogs the probe measured per variant.
                 "wire_catalogs": Map(Enum(vocabulary.VARIANTS), List(Sha256(), max_items=16), max_items=2),
                 "reasoning": Enum(REASONING),
+                # --task-suite: its name, the digest of every task it ran, and which of them
+                # `campaign tasks check` never proved sound as they were (names only, never
+                # a path or a file's content). Null: the built-in tasks, bound by the source
+                # and fixture digests above.
+                "task_suite": Obj({"name": Id(), "digest": Sha256(), "unchecked_tasks": List(Id())}),
             }
         ),
         "runtime": Obj(

@@ -30,6 +30,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from campaign.supervise import rootmap
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
@@ -82,6 +84,11 @@ def available() -> bool:
     return caps is not None and bool(caps >> CAP_SYS_ADMIN & 1) and hasattr(ctypes, "CDLL") and _libc() is not None
 
 
+def can_map_roots() -> bool:
+    """Whether confined children can also get a root of their own (``rootmap``)."""
+    return available() and rootmap.available()
+
+
 _LIBC: ctypes.CDLL | None = None
 
 
@@ -109,16 +116,21 @@ def _check(result: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def confine_self(mounts: Sequence[CgroupMount]) -> None:
-    """In the gated child, before exec: namespaces, read-only cgroupfs, capabilities dropped.
+def confine_self(mounts: Sequence[CgroupMount], root_map: rootmap.RootMap | None = None) -> None:
+    """In the gated child, before exec: namespaces, the root map if any (``rootmap``),
+    read-only cgroupfs, capabilities dropped.
 
-    ``mounts`` comes from the parent (``cgroup_mounts()`` before the fork), so the
-    child does no parsing between fork and exec."""
+    ``mounts`` and ``root_map`` come from the parent (``cgroup_mounts()`` and
+    ``rootmap.plan`` before the fork), so the child does no parsing between fork and exec."""
     libc = _libc()
     if libc is None:
         raise OSError(0, "no C library to confine with")
     _check(libc.unshare(CLONE_NEWNS | CLONE_NEWCGROUP), "unshare")
     _check(libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None), "mount --make-rprivate /")
+    if root_map is not None:
+        # Before the cgroupfs is made read-only: the new root's cgroupfs is bound from the
+        # host's, and the old root, where the originals are, is detached from this namespace.
+        rootmap.enter(libc, root_map)
     for m in mounts:
         _check(libc.mount(None, m.path, None, ctypes.c_ulong(MS_REMOUNT | MS_BIND | MS_RDONLY | m.flags), None), "read-only cgroupfs")
     for cap in DROPPED_CAPS:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from campaign.errors import CampaignError
 from campaign.supervise.confine import CgroupMount, confine_self
+from campaign.supervise.rootmap import RootMap
 
 GATE_ABORTED = 125
 EXEC_FAILED = 127
@@ -35,17 +36,29 @@ Stdio = str | os.PathLike[str] | int | None
 
 
 class SpawnError(CampaignError):
-    """The target could not be started (not found, not executable, bad cwd)."""
+    """The target could not be started (not found, not executable, bad cwd).
+
+    ``stage`` says where: "resolve" (not on PATH, not executable) and "exec" (the
+    kernel refused it) mean the command itself is missing or broken; the others
+    ("setup", "gate", "confine", "cwd", "stdio") mean the engine could not prepare it."""
+
+    def __init__(self, message: str, stage: str = "setup") -> None:
+        super().__init__(message)
+        self.stage = stage
+
+    @property
+    def command_missing(self) -> bool:
+        return self.stage in ("resolve", "exec")
 
 
 def resolve_executable(name: str, env: Mapping[str, str]) -> str:
     if "/" in name:
         if os.access(name, os.X_OK) and not os.path.isdir(name):
             return name
-        raise SpawnError(f"{name} is not an executable file")
+        raise SpawnError(f"{name} is not an executable file", stage="resolve")
     found = shutil.which(name, path=env.get("PATH", os.defpath))
     if not found:
-        raise SpawnError(f"{name} not found on the child's PATH")
+        raise SpawnError(f"{name} not found on the child's PATH", stage="resolve")
     return found
 
 
@@ -68,18 +81,23 @@ def spawn_gated(
     stderr: Stdio = None,
     stdin: Stdio = None,
     confine: Sequence[CgroupMount] | None = None,
+    root_map: RootMap | None = None,
 ) -> int:
     """Fork, run ``on_forked(pid)`` while the child waits, then let it exec. Returns the pid.
 
     ``cwd_fd`` (instead of ``cwd``) is a directory descriptor the child ``fchdir``s
     to: the directory it was opened on, whatever its path names by now. With
     ``confine`` (the cgroup mounts to make read-only), the child confines itself
-    after the gate opens, that is once it is in the attempt cgroup (see confine.py).
+    after the gate opens, that is once it is in the attempt cgroup (see confine.py);
+    with ``root_map`` too (it needs ``confine``) it then lives in a root of its own and
+    starts in the map's cwd instead (see rootmap.py).
     """
     if not argv:
         raise SpawnError("empty command")
     if (cwd is None) == (cwd_fd is None):
         raise SpawnError("give exactly one of cwd and cwd_fd")
+    if root_map is not None and confine is None:
+        raise SpawnError("a root map needs a confined child (CAP_SYS_ADMIN)")
     exe = resolve_executable(argv[0], env)
     if cwd_fd is not None:
         if not stat.S_ISDIR(os.fstat(cwd_fd).st_mode):
@@ -108,7 +126,7 @@ def spawn_gated(
         raise
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child, reported through err_w
-        _child(gate_r, gate_w, err_r, err_w, fds, where, exeb, args, envb, confine)
+        _child(gate_r, gate_w, err_r, err_w, fds, where, exeb, args, envb, confine, root_map)
     os.close(gate_r)
     os.close(err_w)
     for fd in opened:
@@ -132,7 +150,7 @@ def spawn_gated(
             pass
         stage, _, code = failure.decode("ascii", "replace").partition(":")
         reason = os.strerror(int(code)) if code.isdigit() else code
-        raise SpawnError(f"could not start {argv[0]} ({stage}: {reason})")
+        raise SpawnError(f"could not start {argv[0]} ({stage}: {reason})", stage=stage)
     return pid
 
 
@@ -158,7 +176,7 @@ def _abort(pid: int) -> None:
         pass
 
 
-def _child(gate_r, gate_w, err_r, err_w, fds, cwd, exe, args, env, confine) -> None:  # pragma: no cover - child side
+def _child(gate_r, gate_w, err_r, err_w, fds, cwd, exe, args, env, confine, root_map) -> None:  # pragma: no cover - child side
     stage = "setup"
     try:
         for sig in _RESET:
@@ -173,9 +191,11 @@ def _child(gate_r, gate_w, err_r, err_w, fds, cwd, exe, args, env, confine) -> N
         os.close(gate_r)
         if confine is not None:
             stage = "confine"
-            confine_self(confine)
+            confine_self(confine, root_map)
         stage = "cwd"  # before stdio: dup2 onto 0-2 must not clobber a low cwd descriptor
-        if isinstance(cwd, int):
+        if root_map is not None:
+            pass  # the map's cwd, entered with the new root: the old root is out of reach
+        elif isinstance(cwd, int):
             os.fchdir(cwd)
         else:
             os.chdir(cwd)

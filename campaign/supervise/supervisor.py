@@ -52,6 +52,7 @@ from campaign.supervise.gate import Stdio, spawn_gated
 from campaign.supervise.interrupt import critical
 from campaign.supervise.members import Member, Members, Records, SupervisorError
 from campaign.supervise.procfs import IS_LINUX, DarwinProc, ProcFS, default_proc
+from campaign.supervise.rootmap import RootMap
 from campaign.supervise.shutdown import RecoveryCommand, Shutdown, emergency_kill, record_verdict
 from campaign.supervise.subreaper import Subreaper
 from campaign.supervise.teardown import CleanupLog, RunResult, TeardownBudget, TeardownVerdict
@@ -258,11 +259,15 @@ class Supervisor:
         stdout: Stdio = None,
         stderr: Stdio = None,
         stdin: Stdio = None,
+        root_map: RootMap | None = None,
     ) -> Process:
-        """Start a background process behind the exec gate (ledger row first)."""
+        """Start a background process behind the exec gate (ledger row first); with
+        ``root_map``, in a root of its own with the map's paths (``rootmap``)."""
         active = self._active("start")
         if role not in ROLES:
             raise SupervisorError(f"role must be one of {', '.join(ROLES)}")
+        if root_map is not None and self._confine is None:
+            raise SupervisorError("a root map needs confined members: the runner must hold CAP_SYS_ADMIN")
         holder: dict[str, Member] = {}
 
         def on_forked(pid: int) -> None:
@@ -279,7 +284,7 @@ class Supervisor:
         with critical():
             try:
                 where = {"cwd_fd": cwd_fd} if cwd_fd is not None else {"cwd": cwd or self.root.cwd}
-                spawn_gated(argv, **where, env=env, on_forked=on_forked, stdout=stdout, stderr=stderr, stdin=stdin, confine=self._confine)
+                spawn_gated(argv, **where, env=env, on_forked=on_forked, stdout=stdout, stderr=stderr, stdin=stdin, confine=self._confine, root_map=root_map)
             except BaseException:
                 member = holder.get("m")
                 if member is not None:
@@ -304,6 +309,7 @@ class Supervisor:
         stderr: Stdio = None,
         stdin: Stdio = None,
         stop_when: Callable[[], bool] | None = None,
+        root_map: RootMap | None = None,
     ) -> RunResult:
         """Run a deadline-owned command. Whatever happens, its process group (same-group
         background children included) is stopped before this returns.
@@ -312,7 +318,7 @@ class Supervisor:
         answers True the command is stopped like one at its deadline, and the result
         says ``stopped`` instead of ``timed_out``."""
         t0 = self.timer()
-        handle = self.start(role, argv, cwd=cwd, cwd_fd=cwd_fd, env=env, stdout=stdout, stderr=stderr, stdin=stdin)
+        handle = self.start(role, argv, cwd=cwd, cwd_fd=cwd_fd, env=env, stdout=stdout, stderr=stderr, stdin=stdin, root_map=root_map)
         m = handle._m
         active = self._active("run")
         active.discovery.wait(m, timeout, sweep=True, stop_when=stop_when)

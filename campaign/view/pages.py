@@ -191,7 +191,9 @@ def summary_section(summary: CampaignSummary, report: Mapping[str, Any] | None) 
     ]
     if report is not None:
         done = report["completion"]
+        suite = report["experiment"]["task_suite"]
         items += [
+            ("tasks", f"task suite {suite['name']}" if suite else "the built-in benchmark"),
             ("evidence", report["evidence"]),
             ("attempted", done["attempted"]),
             ("not attempted", done["not_attempted"]),

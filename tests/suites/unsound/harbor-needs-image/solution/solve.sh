@@ -1,0 +1,2 @@
+#!/bin/bash
+/usr/games/cowsay hello > /app/cow.txt
