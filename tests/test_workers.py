@@ -356,3 +356,19 @@ def test_a_worker_needs_the_campaigns_task_suite_and_refuses_a_changed_task_by_n
     assert changed.exit_code == 2, changed.output
     (line,) = [x for x in changed.output.splitlines() if x.startswith("Error:")]
     assert "would run a different experiment (task_suite.tasks[py-wordcount])" in line
+
+
+@pytest.mark.parametrize("model", [None, "alpha:another-model"])
+def test_a_worker_joins_a_campaign_of_one_provider_with_or_without_its_model_option(runner, tmp_path, catalog, model):
+    # The experiment stores the PROVIDER:MODEL route; a worker once prefixed it again and
+    # refused every single-provider campaign as a different experiment.
+    db = str(tmp_path / "store.db")
+    chosen = ["--model", model] if model else []
+    started = runner.invoke(cli, ["coding", "--campaign", "--providers", "alpha", "--providers-catalog", str(catalog), *chosen,
+                                  "--tasks", "semver-precedence", "--repetitions", "1", "--output-dir", str(tmp_path / "out"), "--db", db, "--live"])  # fmt: skip
+    assert started.exit_code == 0, started.output
+    joined = runner.invoke(cli, ["worker", "--db", db, "--campaign-id", "1", "--providers-catalog", str(catalog)])
+    assert joined.exit_code == 0, joined.output
+    assert "nothing left to claim" in joined.output
+    (stored,) = rows(db, "SELECT experiment_json FROM campaigns")
+    assert json.loads(stored[0])["model"] == (model or "alpha:synthetic")

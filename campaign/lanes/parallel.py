@@ -91,8 +91,10 @@ def experiment_options(stored: Mapping[str, Any], given: opt.CodingOptions, cata
         raise UsageProblem("the campaign ran the built-in tasks: leave --task-suite out", option="--task-suite")
     model = given.model
     entry = next((p for p in catalog.providers if len(names) == 1 and p.name == names[0]), None)
-    if model is None and entry is not None and stored["providers"][0].get("model") != entry.default_model:
-        model = f"{entry.route}:{stored['providers'][0]['model']}"
+    # The experiment stores the PROVIDER:MODEL route; a model other than the catalog's
+    # default was a --model the worker must repeat.
+    if model is None and entry is not None and stored["providers"][0].get("model") != entry.model:
+        model = stored["providers"][0].get("model")
     return opt.CodingOptions(
         campaign=True,
         live=True,
