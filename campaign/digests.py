@@ -50,7 +50,10 @@ def tree_digest(root: Path) -> str:
     entries: list[tuple[str, str]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        for name in filenames:
+        # os.walk lists a link to a directory among the directories and does not follow
+        # it: hashed here by its target, or retargeting it would leave the digest as it was.
+        linked_dirs = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        for name in filenames + linked_dirs:
             if name.endswith(".pyc"):
                 continue
             full = Path(dirpath) / name

@@ -157,6 +157,24 @@ def test_a_fifo_in_a_task_is_refused_before_anything_reads_it(suite_copy):
         load_suite(suite_copy)
 
 
+def test_a_file_name_that_is_not_utf8_is_one_line_naming_the_option(suite_copy):
+    (suite_copy / "py-wordcount" / "fixture" / os.fsdecode(b"bad\xff")).write_text("x")
+    with pytest.raises(UsageProblem, match=r"fixture/bad\\xff: a file name that is not UTF-8") as refused:
+        load_suite(suite_copy)
+    assert refused.value.option == "--task-suite"
+
+
+def test_retargeting_a_link_to_a_directory_changes_the_tasks_digest(suite_copy):
+    fixture = suite_copy / "py-wordcount" / "fixture"
+    (fixture / "v1").mkdir()
+    (fixture / "v2").mkdir()
+    (fixture / "current").symlink_to("v1")
+    before = task_digest(load_suite(suite_copy).get("py-wordcount"))
+    (fixture / "current").unlink()
+    (fixture / "current").symlink_to("v2")
+    assert task_digest(load_suite(suite_copy).get("py-wordcount")) != before
+
+
 def test_a_bad_suite_name_is_refused(suite_copy):
     (suite_copy / "suite.toml").write_text('name = "no spaces please"\n')
     with pytest.raises(UsageProblem, match="the suite's name"):

@@ -124,6 +124,13 @@ def _refuse_special_files(folder: Path) -> None:
     for dirpath, dirnames, filenames in os.walk(folder):
         for name in dirnames + filenames:
             full = Path(dirpath) / name
+            try:
+                name.encode()
+            except UnicodeEncodeError:
+                # A name is part of the task's identity and of the working copy; one that is
+                # not UTF-8 can be neither hashed as text nor shown in a report.
+                shown = os.fsencode(full).decode("utf-8", "backslashreplace")
+                raise UsageProblem(f"{shown}: a file name that is not UTF-8; rename it", option=SUITE_OPTION) from None
             mode = full.lstat().st_mode
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
                 raise UsageProblem(f"{full} is {inputs.kind_of(mode)}; a task holds files, directories and links only", option=SUITE_OPTION)
