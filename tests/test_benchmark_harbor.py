@@ -111,6 +111,16 @@ def test_a_copy_of_a_missing_file_or_from_outside_environment_is_refused(tmp_pat
         load_suite(harbor_task(tmp_path / "b", "FROM x\nCOPY ../tests/test.sh /app/\n").parent)
 
 
+def test_a_copy_through_a_link_out_of_environment_is_refused(tmp_path):
+    outside = tmp_path / "host"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not the task's\n")
+    task = harbor_task(tmp_path / "suite", "FROM x\nCOPY host/secret.txt /app/\n")
+    (task / "environment" / "host").symlink_to(outside)
+    with pytest.raises(UsageProblem, match="COPY host/secret.txt goes through a link out of environment/"):
+        load_suite(task.parent)
+
+
 def test_the_example_suite_takes_its_timeouts_and_title_from_its_files():
     suite = load_suite(HARBOR)
     for task in suite.tasks:

@@ -168,6 +168,10 @@ def _copies(word: str, rest: str, workdir: str, env_dir: Path, problem: Problem)
         if rel.startswith("../") or rel == ".." or posixpath.isabs(rel):
             raise problem(f"environment/Dockerfile: {word} {source} is outside environment/")
         path = env_dir / rel
+        # Docker reads a source inside its build context; a link on the way there
+        # (environment/etc -> /etc) would copy host files the task's digest never saw.
+        if not (env_dir / posixpath.dirname(rel)).resolve().is_relative_to(env_dir.resolve()):
+            raise problem(f"environment/Dockerfile: {word} {source} goes through a link out of environment/")
         if path.is_dir() and not path.is_symlink():
             out.append(("./" if rel == "." else rel.rstrip("/") + "/", where))
         elif path.is_file() or path.is_symlink():
