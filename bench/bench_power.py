@@ -34,9 +34,9 @@ from pathlib import Path
 import numpy as np
 from bench_report import best_of, generate
 
-from campaign.power import forecast, planner, spread
+from campaign.power import forecast, planner
 from campaign.power.pilot import read_pilot
-from campaign.report import detectable, stats
+from campaign.report import detectable, spread, stats
 from campaign.store.engine import make_engine, resolve_url
 
 

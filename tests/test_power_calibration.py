@@ -20,8 +20,8 @@ import pytest
 
 from campaign.agents import offline
 from campaign.power import planner
-from campaign.power.spread import TaskPairs, fit
 from campaign.report import stats
+from campaign.report.spread import TaskPairs, fit
 
 LEVELS = (0.3, 0.5, 0.7)
 CAMPAIGNS = 200

@@ -8,8 +8,8 @@ import pytest
 from campaign.power import planner
 from campaign.power.forecast import CellCost, cost_model
 from campaign.power.planner import Request, Target
-from campaign.power.spread import SpreadUnknown, TaskPairs, fit
 from campaign.report import detectable
+from campaign.report.spread import SpreadUnknown, TaskPairs, fit
 
 # A pilot of 30 tasks x 3 pairs, some flipping, some not.
 PILOT = [TaskPairs(f"t{i:02d}", 3, i % 3 == 0, i % 5 == 0) for i in range(30)]
@@ -77,7 +77,7 @@ def test_a_run_whose_spread_is_unknown_reports_why():
 
 
 def test_stated_assumptions_plan_like_a_pilot_with_that_spread():
-    from campaign.power.spread import assumed
+    from campaign.report.spread import assumed
 
     plan = planner.plan(assumed(0.5, 0.0, 0.0), None, request(repetitions=(4,), target=Target(effect=0.2)))
     (row,) = plan.rows

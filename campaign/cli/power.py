@@ -9,9 +9,9 @@ import click
 
 from campaign.cli.common import core_errors, db_option
 from campaign.lanes import options as opt
-from campaign.power import render
 from campaign.lanes import power_request as rq
-from campaign.power.spread import EXPLAINED
+from campaign.power import render
+from campaign.report.spread import EXPLAINED
 from campaign.store.migrate import open_store
 
 

@@ -16,10 +16,10 @@ from sqlalchemy import Engine
 from campaign.errors import UsageProblem
 from campaign.lanes.options import DEFAULT_SEED, MAX_REPETITIONS
 from campaign.power import forecast as fc
-from campaign.power import planner, spread
+from campaign.power import planner
 from campaign.power.pilot import Pilot, read_pilot
 from campaign.power.render import Assumptions
-from campaign.report import stats
+from campaign.report import spread, stats
 
 DEFAULT_MAX_REPETITIONS = 10
 MAX_TABLE_ROWS = 100

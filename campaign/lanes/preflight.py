@@ -18,9 +18,10 @@ from campaign import benchmark
 from campaign.errors import UsageProblem
 from campaign.lanes import options as opt
 from campaign.power import forecast as fc
-from campaign.power import planner, render, spread
+from campaign.power import planner, render
 from campaign.power.pilot import Pilot, read_pilot
 from campaign.providers import load_catalog, resolve_providers
+from campaign.report import spread
 from campaign.store.engine import describe
 from campaign.store.migrate import open_store
 

@@ -5,7 +5,8 @@ assumptions, ``planner.plan`` simulates future campaigns of 1, 2, ... repetition
 runs the report's own interval on each (``report.stats.intervals``), and forecasts
 spend and wall time from the pilot's attempts::
 
-    from campaign.power import forecast, pilot, planner, spread
+    from campaign.power import forecast, pilot, planner
+    from campaign.report import spread
 
     found = pilot.read_pilot(engine, campaign_id)           # the one read of the store
     fitted = spread.fit(found.tasks)                        # or raises SpreadUnknown(reason)
@@ -16,8 +17,10 @@ spend and wall time from the pilot's attempts::
 
 What a caller can rely on:
 
-- ``spread``, ``simulate``, ``forecast``, ``planner`` and ``render`` are pure: plain
-  values in, plain values out, no I/O. Only ``pilot`` reads the store (the lanes
+- ``forecast``, ``planner`` and ``render`` are pure: plain values in, plain values
+  out, no I/O; so are the statistics they build on, the report's ``spread`` (what a
+  pilot says about tasks) and ``simulate`` (future campaigns), which every report's
+  detectable effect uses too and so live with the report, below the planner. Only ``pilot`` reads the store (the lanes
   open it for it), read-only.
 - Seeded: the same pilot, options and seed give the same plan, row by row
   (``simulate.simulation_rng``); the interval inside is the report's, seeded by

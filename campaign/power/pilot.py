@@ -17,8 +17,8 @@ from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
 from campaign.power.forecast import CellCost
-from campaign.power.spread import TaskPairs
 from campaign.report import aggregates
+from campaign.report.spread import TaskPairs
 from campaign.store import repository
 
 

@@ -16,11 +16,10 @@ import dataclasses
 from dataclasses import dataclass
 
 from campaign.power import forecast as fc
-from campaign.power import simulate
-from campaign.power.simulate import DEFAULT_POWER, DEFAULT_SIMULATIONS
-from campaign.power.spread import Spread, SpreadUnknown
-from campaign.report import stats
+from campaign.report import simulate, stats
 from campaign.report.detectable import simulated
+from campaign.report.simulate import DEFAULT_POWER, DEFAULT_SIMULATIONS
+from campaign.report.spread import Spread, SpreadUnknown
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from decimal import Decimal
 from typing import Any
 
 from campaign.power import forecast as fc
-from campaign.power.planner import Plan, Row
-from campaign.power.spread import EXPLAINED
 from campaign.power.pilot import Pilot
+from campaign.power.planner import Plan, Row
+from campaign.report.spread import EXPLAINED
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 "No difference" must never be read where a run could not have seen one. So every
 report states the smallest effect on verified success that campaigns of its own size
 and spread detect at 80% power (``at_run_size``: its task clusters and their pairs
-redrawn as ``power.spread`` describes, every task shifted by the effect, each
+redrawn as ``report.spread`` describes, every task shifted by the effect, each
 simulated campaign through this report's own interval). Where the interval spans zero the
 decision reads "inconclusive: effects smaller than X could not be detected at this
 size". The sentences are written here once, for the Markdown and the view, from the
@@ -20,10 +20,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from campaign.power.simulate import DEFAULT_POWER, DEFAULT_SIMULATIONS, NOT_DETECTABLE, Simulated, campaigns
-from campaign.power.spread import Spread, SpreadUnknown, TaskPairs, fit
 from campaign.report import stats
 from campaign.report.aggregates import TaskRow
+from campaign.report.simulate import (
+    DEFAULT_POWER,
+    DEFAULT_SIMULATIONS,
+    NOT_DETECTABLE,
+    Simulated,
+    campaigns,
+)
+from campaign.report.spread import Spread, SpreadUnknown, TaskPairs, fit
 
 METHOD = "simulated_campaigns_of_this_size"
 _WHY = {

@@ -18,7 +18,17 @@ from __future__ import annotations
 import re
 
 from campaign import vocabulary
-from campaign.report.allowlist import Bool, Const, Enum, Int, List, Map, Num, Pattern, Timestamp
+from campaign.report.allowlist import (
+    Bool,
+    Const,
+    Enum,
+    Int,
+    List,
+    Map,
+    Num,
+    Pattern,
+    Timestamp,
+)
 from campaign.report.codegen import Obj
 
 # --- code-authored vocabularies ---------------------------------------------------
@@ -46,7 +56,7 @@ NULL_REASONS = (
     "mixed_price_bases",
     "no_equivalent_spend",
     "not_checked",
-    # Why a run's smallest detectable effect is unknown (campaign.power.spread, .simulate).
+    # Why a run's smallest detectable effect is unknown (campaign.report.spread, .simulate).
     "no_spread_observed",
     "one_pair_per_task",
     "not_detectable_at_this_size",

@@ -9,8 +9,6 @@ effect; an effect ``e`` shifts every task mean by ``e``, and the percentile inte
 of shifted means is the interval shifted by ``e``. One set of simulations therefore
 answers every effect size: the power at ``e``, and the smallest effect detected
 often enough (``Simulated``).
-
-This module imports nothing from the report, so the report can use it.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from campaign.power.spread import Spread
+from campaign.report.spread import Spread
 
 DEFAULT_POWER = 0.8
 DEFAULT_SIMULATIONS = 1000

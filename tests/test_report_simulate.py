@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from campaign.power import simulate
-from campaign.power.simulate import NOT_DETECTABLE, Simulated
-from campaign.power.spread import TaskPairs, fit
+from campaign.report import simulate
+from campaign.report.simulate import NOT_DETECTABLE, Simulated
+from campaign.report.spread import TaskPairs, fit
 
 
 def test_power_is_the_share_of_shifted_intervals_that_exclude_zero():

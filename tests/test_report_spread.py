@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from campaign.power import spread
-from campaign.power.spread import SpreadUnknown, TaskPairs, assumed, fit
+from campaign.report import spread
+from campaign.report.spread import SpreadUnknown, TaskPairs, assumed, fit
 
 
 def pairs(*rows: tuple[int, int, int]) -> list[TaskPairs]:
