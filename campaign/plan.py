@@ -83,10 +83,13 @@ class Experiment:
     wire_catalogs: Mapping[str, list[str]] | None = None
     # --task-suite: its name, each task's digest, their digest, and the tasks never checked.
     task_suite: Mapping[str, Any] | None = None
+    # The providers catalog whose prices cost a client that reports none (and whose
+    # silence bound the proxy keeps): a plan approved under one catalog runs under it.
+    pricing_catalog_digest: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for optional in ("wire_upstream", "client_version", "wire_catalogs", "task_suite"):
+        for optional in ("wire_upstream", "client_version", "wire_catalogs", "task_suite", "pricing_catalog_digest"):
             if data[optional] is None:  # absent, so experiments without them keep their digest
                 del data[optional]
         data["tasks"] = list(self.tasks)

@@ -7,6 +7,7 @@ an operator would.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -34,7 +35,7 @@ CANARY = "sk-live-canary-0123456789abcdef"
 TASKS = "semver-precedence,invoice-rounding"
 BOUND_FIELDS = (
     "tasks", "model", "revision", "source_digest", "compiled_build_digest", "repetitions", "seed",
-    "timeout", "run_timeout", "variants", "config_digest", "fixture_digests", "profile_python_digest",
+    "timeout", "run_timeout", "variants", "config_digest", "fixture_digests", "profile_python_digest", "pricing_catalog_digest",
 )
 
 
@@ -220,6 +221,22 @@ def test_real_changes_after_approval_are_caught(ws: Workspace):
     ws.config.write_text(ws.config.read_text() + "\n[extra]\nk = 1\n")
     result, _ = go_live(ws, agent, plan, digest, "--seed", "5")
     refused_live(ws, result, "differs from the approved plan in: config_digest, seed, source_digest")
+
+
+def test_prices_changed_after_approval_are_caught(ws: Workspace):
+    # The catalog's prices cost a client that reports none: a plan approved under one
+    # price list must not run (and be held to its caps) under another.
+    agent = agent_file(ws)
+    catalog = ws.root / "operator" / "providers.toml"
+    catalog.write_text((Path(benchmark.__file__).parents[1] / "providers.toml").read_text())
+    plan, digest = approve(ws, agent, "--providers-catalog", str(catalog))
+    bound = json.loads(plan.read_text())["experiment"]["pricing_catalog_digest"]
+    assert bound == hashlib.sha256(catalog.read_bytes()).hexdigest()
+    text = catalog.read_text()
+    catalog.write_text(text.replace("[providers.offline.prices]\n", "[providers.offline.prices]\n# cheaper now\n", 1))
+    assert catalog.read_text() != text
+    result, _ = go_live(ws, agent, plan, digest, "--providers-catalog", str(catalog))
+    refused_live(ws, result, "differs from the approved plan in: pricing_catalog_digest")
 
 
 def test_ignored_files_do_not_break_the_binding(ws: Workspace):

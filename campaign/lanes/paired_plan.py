@@ -92,6 +92,7 @@ class PairedInputs:
     wire: WireRoute | None = None
     # The catalog's provider for the model's route: its prices cost a client that reports none.
     provider: Provider | None = None
+    catalog_digest: str | None = None
     # Where the tasks come from (--task-suite), and which of them were never checked.
     suite: benchmark.TaskSuite = dataclasses.field(default_factory=benchmark.builtin_suite)
     unchecked: tuple[str, ...] = ()
@@ -151,7 +152,8 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
     # Run the interpreter by the path given, not its resolved binary: a venv's python
     # resolves to the base interpreter, which lacks the venv's packages.
     profile_python = str(Path(opts.profile_python).expanduser().absolute()) if opts.profile_python else sys.executable
-    provider = provider_for_route(load_catalog(opts.providers_catalog), model.provider)
+    catalog = load_catalog(opts.providers_catalog)
+    provider = provider_for_route(catalog, model.provider)
     wire = resolve_route(profile, provider, profile_python=profile_python, environ=os.environ, option="--model")
     if wire is not None and (python.tiktoken is None or python.aiohttp is None):
         raise UsageProblem(
@@ -177,6 +179,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
         output=output,
         wire=wire,
         provider=provider,
+        catalog_digest=catalog.digest,
         suite=selection.suite,
         unchecked=selection.unchecked,
     )
@@ -256,6 +259,7 @@ def compute_experiment(inputs: PairedInputs) -> Experiment:
         client_version=read_client_version(inputs.profile, os.environ),
         wire_catalogs=_probe(inputs),
         task_suite=inputs.selection.identity(),
+        pricing_catalog_digest=inputs.catalog_digest,
     )
 
 
