@@ -110,7 +110,7 @@ def test_after_a_sigkill_the_printed_steps_followed_literally_finish_the_experim
     assert blocked.returncode == 1, blocked.stderr
     message = blocked.stderr
     assert "campaign 1 admits no more work (finalization_failed)" in message, message
-    assert f"attempt {killed_id}: finalization incomplete (its runner was killed)" in message
+    assert f"attempt {killed_id}: finalization incomplete (its runner stopped before recording it: killed, or its store failed)" in message
     kept = [line for line in message.splitlines() if f"attempt {killed_id} kept " in line]
     assert kept and "campaign-paired-runtime-" in kept[0] and "rm -rf" in kept[0]
     sealed = rows(out, "SELECT id, row_hash FROM attempts WHERE campaign_id = 1 ORDER BY seq")

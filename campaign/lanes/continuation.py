@@ -49,7 +49,7 @@ from campaign.supervise.procfs import ProcFS
 # A blocking fact -> (the stop reason it records, words), most serious first.
 BLOCKING = (
     ("cleanup_unverified", "cleanup unverified", lambda a: a.cleanup_complete is not True),
-    ("finalization_failed", "finalization incomplete (its runner was killed)", lambda a: a.finalization_failed is True),
+    ("finalization_failed", "finalization incomplete (its runner stopped before recording it: killed, or its store failed)", lambda a: a.finalization_failed is True),
     ("disposal_failed", "disposal failed", lambda a: a.disposal_complete is False),
 )
 
