@@ -17,6 +17,7 @@ import time
 import uuid
 
 import pytest
+from helpers.procs import reap_exited_children
 
 from campaign import isolation
 from campaign.supervise import Supervisor, TeardownBudget
@@ -124,25 +125,14 @@ def escape_setup(engine, make_attempt, tmp_path):
     yield attempt_id, root, env, marker, os.path.join(mount, "cgroup.procs"), tmp_path / "escaped"
     _kill_marked(marker, seconds=20.0, stop=tmp_path / "escaped.stop")
     assert not _marked(marker), "a marked escape process is still running after cleanup"
-
-
-def _reap_stale_zombies() -> bool:
-    """Reap exited children earlier tests left unwaited; whether live children remain.
-
-    The drain proves "no descendant left" by the kernel's word that the runner has no
-    child at all; a test process that still has unrelated live children can only get
-    the fail-closed verdict, not that proof."""
-    while True:
-        try:
-            if os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG) is None:
-                return True  # children exist, none exited
-        except ChildProcessError:
-            return False
+    # The chain's killed orphans were handed to this (subreaper) process: reap them, or
+    # every later test's "no child left" proof fails on them.
+    reap_exited_children(seconds=2.0)
 
 
 def run_escape(engine, attempt_id, root, env, marker, root_procs, flag, *, containment="cgroup2", nap=(0.005, 0.020), confined=False):
     """Start the escaper in a supervisor; return (verdict, chain alive after teardown, provable)."""
-    provable = not _reap_stale_zombies()
+    provable = not reap_exited_children()
     with Supervisor(engine, attempt_id, root, budget=FAST, containment=containment, confine_members=confined) as sup:
         client = sup.start("client", [sys.executable, "-c", ESCAPER, marker, root_procs, str(flag), str(nap[0]), str(nap[1])], env=env)
         assert client.wait(10) == 0

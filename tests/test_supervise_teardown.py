@@ -61,6 +61,7 @@ def test_an_agent_that_left_nothing_is_proven_gone_without_signals_or_recovery(e
     attempt_id, root, env = attempt
     mark, recovery = _recovery_probe(tmp_path)
     naps = []
+    assert not procs.reap_exited_children(), "an earlier test left a live child of this process: no fast-path proof is possible"
     with Supervisor(engine, attempt_id, root, sleep=naps.append, containment=containment, recovery_argv=recovery) as sup:
         assert sup.run("client", [*AGENT, "exit", str(pids_file)], env=env, timeout=30).exit_code == 0
         assert sup.run("verifier", [*AGENT, "exit", str(pids_file)], env=env, timeout=30).exit_code == 0

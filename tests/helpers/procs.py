@@ -28,6 +28,25 @@ def containment_modes() -> list[str]:
     return ["subreaper-pidfd", "cgroup2"]
 
 
+def reap_exited_children(seconds: float = 0.0) -> bool:
+    """Reap the exited children earlier tests left unwaited (within ``seconds``, for ones
+    still dying); whether live children remain.
+
+    A Supervisor makes this test process a child subreaper, so what a test killed but
+    did not start itself (an escaped chain's orphans) ends up a zombie child of this
+    process. The fast path and the drain prove "no descendant left" by the kernel's word
+    that the runner has no child at all: a stale zombie would deny them that proof."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG) is None:
+                if time.monotonic() >= deadline:
+                    return True  # children exist, none exited
+                time.sleep(0.01)
+        except ChildProcessError:
+            return False
+
+
 def wait_for(predicate, timeout: float = 10.0, interval: float = 0.01):
     deadline = time.monotonic() + timeout
     while True:
