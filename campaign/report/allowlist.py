@@ -27,6 +27,7 @@ import itertools
 import math
 import re
 import types
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -83,14 +84,14 @@ def generate(lines: list[str], namespace: dict[str, Any], name: str) -> Any:
     return namespace[name]
 
 
-class Type:
+class Type(ABC):
     """A schema node."""
 
-    def compile(self) -> Cleaner:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def compile(self) -> Cleaner: ...
 
-    def checker(self) -> Check:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def checker(self) -> Check: ...
 
     def rule(self) -> Rule | None:
         """The rule of a leaf whose check can be inlined into generated code; None otherwise."""
@@ -100,8 +101,8 @@ class Type:
 class Leaf(Type):
     """A scalar whose whole behaviour is its ``rule``."""
 
-    def rule(self) -> Rule:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def rule(self) -> Rule: ...
 
     def compile(self) -> Cleaner:
         rule = self.rule()
