@@ -21,6 +21,7 @@ from test_report_fixtures import insert_campaign, paired_trials
 from campaign.cli import cli
 from campaign.report import build_report
 from campaign.report import allowlist as A
+from campaign.report import fields as F
 from campaign.report import schema as S
 from campaign.report.codegen import Obj
 from campaign.store.models import Campaign
@@ -158,7 +159,7 @@ def _allowed_strings(node: A.Type, acc: set[str]) -> set[str]:
 
 
 ALLOWED = _allowed_strings(S.REPORT_SCHEMA, {A.UNLISTED})
-PATTERNS = (S.SCHEDULE_ID_RE, S.MODEL_RE, S.SHA256_RE, S.REVISION_RE, A.TIMESTAMP_RE, S.VERSION_RE)
+PATTERNS = (F.SCHEDULE_ID_RE, F.MODEL_RE, F.SHA256_RE, F.REVISION_RE, A.TIMESTAMP_RE, F.VERSION_RE)
 SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@:/-]*")
 
 
@@ -264,14 +265,14 @@ def test_built_reports_hold_only_allowlisted_strings(engine, monkeypatch):
     ],
 )
 def test_model_pattern(value, kept):
-    clean, _ = A.sanitize(value, S.Model())
+    clean, _ = A.sanitize(value, F.Model())
     assert (clean == value) is kept
     if not kept:
         assert clean == A.redacted_id(value)
 
 
 def test_a_credential_shaped_model_name_never_reaches_a_report():
-    from campaign.report.schema import MODEL_RE
+    from campaign.report.fields import MODEL_RE
 
     for model in ("claude-sonnet-4-5-20250929", "openai:gpt-5-codex", "offline:synthetic", "zai:glm-4.6"):
         assert MODEL_RE.fullmatch(model), model

@@ -32,7 +32,8 @@ from campaign.errors import CampaignError, UsageProblem
 from campaign.report import aggregates, detectable, identity, results, spending, stats
 from campaign.report.allowlist import enum_or_unlisted, sanitize
 from campaign.report.integrity import Integrity, check_rows, read_lineage, refuse_unless_verified
-from campaign.report.schema import AGENTS, REDACTION, REPORT_SCHEMA
+from campaign.report.fields import AGENTS
+from campaign.report.schema import REDACTION, REPORT_SCHEMA
 from campaign.store import repository, snapshot
 from campaign.store.models import Campaign
 from campaign.vocabulary import NOT_ATTEMPTED_REASONS

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from campaign.report.schema import AGENTS, SHA256_RE
+from campaign.report.fields import AGENTS, SHA256_RE
 from campaign.store.models import Campaign
 
 
