@@ -24,7 +24,12 @@ from pathlib import Path
 
 import pytest
 from helpers.procs import wait_for
+from sqlalchemy.exc import OperationalError
 from test_campaign_interruptions import SLOW_AGENT, wait_for_running_attempt
+
+from campaign.errors import Interrupted
+from campaign.store import scope
+from campaign.store.engine import make_engine, resolve_url
 
 TASKS = "semver-precedence,invoice-rounding"
 # Room for the SQLite -shm a runner maps when it opens a WAL store, and not one page more:
@@ -264,7 +269,6 @@ def test_a_password_in_the_store_url_never_reaches_the_line():
     pytest.importorskip("psycopg")
     from campaign.errors import StoreError
     from campaign.store import repository
-    from campaign.store.engine import make_engine, resolve_url
 
     # Nothing listens on port 1: the first read finds no server.
     engine = make_engine(resolve_url("postgresql+psycopg://me:s3cret-pw@127.0.0.1:1/campaigns?connect_timeout=2"))
@@ -297,3 +301,15 @@ def test_a_postgresql_server_stopped_mid_campaign_is_one_line_and_resume_finishe
     resume_to_the_end(argv, env_for(tmp_path))
     assert pg_count(cluster.url, "SELECT count(*) FROM campaigns WHERE state = 'completed'") == 1
     verified(cluster.url)
+
+
+def test_a_stop_signal_the_driver_wrapped_is_still_a_stop_not_a_failing_store(tmp_path):
+    # A SIGINT landing inside a driver call came back wrapped in the driver's error and
+    # was reported as "the store failed (received SIGINT)", exit 1 instead of 130.
+    engine = make_engine(resolve_url(str(tmp_path / "store.db")))
+    try:
+        with pytest.raises(Interrupted, match="received SIGINT"):
+            with scope.reading(engine):
+                raise OperationalError("SELECT 1", {}, Interrupted("received SIGINT"))
+    finally:
+        engine.dispose()

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session
 
+from campaign.errors import Interrupted
 from campaign.store.engine import describe
 from campaign.store.faults import FAULTS, REFUSALS, store_fault
 
@@ -38,7 +39,23 @@ def guarded(engine: Engine, faults: tuple[type[BaseException], ...] = FAULTS) ->
     except REFUSALS:
         raise
     except faults as exc:
+        # A stop signal raised while the driver was inside a call can come back wrapped in
+        # the driver's error: it is still the operator's stop (exit 130), not a failing store.
+        stop = _stop_inside(exc)
+        if stop is not None:
+            raise stop from exc
         raise store_fault(describe(engine.url), engine.url, exc) from exc
+
+
+def _stop_inside(exc: BaseException) -> BaseException | None:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (Interrupted, KeyboardInterrupt)):
+            return current
+        seen.add(id(current))
+        current = getattr(current, "orig", None) or current.__cause__ or current.__context__
+    return None
 
 
 @contextlib.contextmanager
