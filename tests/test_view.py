@@ -448,3 +448,73 @@ def test_the_summary_names_the_task_suite():
     assert "task suite engine-example" in summary_section(summary, report)
     report["experiment"]["task_suite"] = None
     assert "the built-in benchmark" in summary_section(summary, report)
+
+
+# --- the trial table: filtered and paged on the server ------------------------------------
+
+
+def test_trial_table_is_filtered_and_paged_on_the_server(engine, ro, monkeypatch):
+    from campaign.view import trials
+
+    monkeypatch.setattr(trials, "PAGE_ROWS", 2)
+    cid = make_campaign(engine, paired_trials(["alpha", "beta", "gamma"], 2, lambda task, rep, variant: full_attempt(verified_pass=variant == "coding")))
+    view = ro()
+    first, second, past, junk = fetch(
+        view,
+        f"/campaigns/{cid}",
+        f"/campaigns/{cid}?variant=coding&page=2",
+        f"/campaigns/{cid}?variant=coding&page=99",
+        f"/campaigns/{cid}?variant=%3Cscript%3Ex&outcome=nope&page=-1",
+    )
+    assert re.findall(r'<tr data-trial="([^"]+)"', first.text) == ["alpha/r1/baseline", "alpha/r1/coding"]
+    assert "12 of 12 trials match; rows 1–2 shown (page 1 of 6)" in first.text
+    # The filter applies before paging: page 2 of the coding trials, in schedule order.
+    assert re.findall(r'<tr data-trial="([^"]+)"', second.text) == ["gamma/r1/coding", "alpha/r2/coding"]
+    assert "6 of 12 trials match; rows 3–4 shown (page 2 of 3)" in second.text
+    assert '<option value="coding" selected>coding</option>' in second.text
+    # Pager links keep the filter.
+    assert 'href="?variant=coding&amp;page=3" rel="next"' in second.text and 'href="?variant=coding" ' in second.text
+    # Past the end is the last page.
+    assert re.findall(r'<tr data-trial="([^"]+)"', past.text) == ["beta/r2/coding", "gamma/r2/coding"]
+    # Values the table does not hold, and a page that is not a number, are ignored; never echoed.
+    assert "12 of 12 trials match; rows 1–2 shown (page 1 of 6)" in junk.text
+    assert "<script" not in junk.text.replace('<script src="/static/view.js" defer></script>', "") and "nope" not in junk.text
+
+
+def test_trial_table_in_one_page_keeps_the_short_count(engine, ro):
+    cid = make_campaign(engine)
+    (reply,) = fetch(ro(), f"/campaigns/{cid}?outcome=passed")
+    shown = re.findall(r'<tr data-trial="[^"]+" data-variant="\w+" data-outcome="(\w+)"', reply.text)
+    assert shown and set(shown) == {"passed"}
+    assert f">{len(shown)} of 8 trials shown<" in reply.text
+    assert 'class="pager"' not in reply.text
+
+
+def test_a_refresh_serves_the_kept_report_until_the_store_changes(engine, ro):
+    """The report is rebuilt only when what it is built from changes (``Reports``)."""
+    trials = paired_trials(["alpha"], 2, lambda task, rep, variant: full_attempt() if rep == 1 else None)
+    trials[-1]["status"], trials[-1]["reason"] = "scheduled", None
+    cid = make_campaign(engine, trials, state="running")
+    view = ro()
+
+    async def go() -> list[str]:
+        pages = []
+        async with TestClient(TestServer(build_app(view))) as client:
+            for step in ("before", "edited_outside", "engine_change"):
+                if step == "edited_outside":
+                    # Not a change the engine makes (no trial's status or time moves): the
+                    # kept report is served, as the chain check's caveat says.
+                    with engine.begin() as conn:
+                        conn.execute(update(Campaign).where(Campaign.id == cid).values(runner_pid=4242))
+                        conn.exec_driver_sql("UPDATE trials SET task = 'renamed' WHERE campaign_id = ? AND position = 0", (cid,))
+                if step == "engine_change":
+                    pk = repository.trials_in_order(engine, cid)[-1].id
+                    assert repository.mark_not_attempted(engine, pk, "spend_limit")
+                response = await client.get(f"/campaigns/{cid}")
+                pages.append(await response.text())
+        return pages
+
+    before, edited, changed = asyncio.run(go())
+    assert "alpha/r2/coding" in before and "not_reached" in before
+    assert edited == before
+    assert "spend_limit: spend limit reached" in changed and "renamed" in changed

@@ -3,7 +3,7 @@
 Routes::
 
     /                                  campaigns list
-    /campaigns/{id}                    one campaign
+    /campaigns/{id}                    one campaign (?variant= &outcome= &provider= &page= for its trial table)
     /api/campaigns                     the list as JSON
     /api/campaigns/{id}                one campaign as JSON (the sanitized report and the page's figures)
     /api/campaigns/{id}/status         what the auto-refresh polls
@@ -33,10 +33,11 @@ from aiohttp import web
 from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
-from campaign.view import pages, snapshot, source
+from campaign.view import pages, snapshot, source, trials
 
 ENGINE = web.AppKey("engine", Engine)
 CHECKS = web.AppKey("chain_checks", source.ChainChecks)
+REPORTS = web.AppKey("reports", snapshot.Reports)
 ALLOW_REMOTE = web.AppKey("allow_remote", bool)
 STATIC = web.AppKey("static", dict)
 
@@ -59,6 +60,7 @@ def build_app(engine: Engine, *, allow_remote: bool = False) -> web.Application:
     app = web.Application(middlewares=[guard])
     app[ENGINE] = engine
     app[CHECKS] = source.ChainChecks()
+    app[REPORTS] = snapshot.Reports()
     app[ALLOW_REMOTE] = allow_remote
     app[STATIC] = {name: (resources.files("campaign.view") / "static" / name).read_bytes() for name in STATIC_FILES}
     app.add_routes(
@@ -135,10 +137,11 @@ async def campaigns_page(request: web.Request) -> web.Response:
 
 async def campaign_page(request: web.Request) -> web.Response:
     cid = _campaign_id(request)
-    snap: snapshot.CampaignSnapshot = await blocking(request, snapshot.campaign_snapshot, request.app[CHECKS], cid)
+    snap: snapshot.CampaignSnapshot = await blocking(request, snapshot.campaign_snapshot, request.app[CHECKS], cid, request.app[REPORTS])
     refresh = pages.Refresh(f"/api/campaigns/{cid}/status", snap.summary.fingerprint()) if snap.summary.state == "running" else None
     no_report = snapshot.NO_REPORT.get(snap.no_report) if snap.no_report else None
-    body = pages.campaign_page(snap.summary, snap.verdict, snap.report, snap.providers, snap.total_cap_usd, refresh, no_report)
+    query = trials.TrialQuery.parse(request.query)
+    body = pages.campaign_page(snap.summary, snap.verdict, snap.report, snap.providers, snap.total_cap_usd, refresh, no_report, query)
     return html_response(body)
 
 
@@ -148,7 +151,7 @@ async def campaigns_json(request: web.Request) -> web.Response:
 
 
 async def campaign_json(request: web.Request) -> web.Response:
-    snap = await blocking(request, snapshot.campaign_snapshot, request.app[CHECKS], _campaign_id(request))
+    snap = await blocking(request, snapshot.campaign_snapshot, request.app[CHECKS], _campaign_id(request), request.app[REPORTS])
     return json_response(snap.as_json())
 
 

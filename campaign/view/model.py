@@ -4,7 +4,7 @@ Every input here is the dictionary ``build_report`` returned, which already
 passed the sharing allowlist; nothing reads the store. The per-variant figures
 are shown exactly as the report has them (never recomputed); what is derived
 here is only what the report does not group by: progress and spend per
-provider, and the trial table in schedule order.
+provider, and why a trial has no result (the trial table itself is ``view.trials``).
 
 Unknown stays unknown: a null figure is shown with its reason in words, and a
 sum over attempts some of which did not report the value says how many did not.
@@ -12,7 +12,7 @@ sum over attempts some of which did not report the value says how many did not.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -147,17 +147,6 @@ def total_spend(progress: Sequence[ProviderProgress]) -> tuple[float | None, int
     return (sum(known) if known else None), sum(p.spend_unknown for p in progress)
 
 
-def trial_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Attempted and not-attempted trials merged in schedule order (by position).
-
-    A not-attempted row gets ``outcome`` "not_attempted" so the outcome filter
-    can select it; every other field keeps the report's value.
-    """
-    attempted = [dict(t, kind="attempted") for t in report["trials"] or []]
-    skipped = [dict(t, kind="not_attempted", outcome="not_attempted") for t in report["not_attempted_trials"] or []]
-    return sorted([*attempted, *skipped], key=lambda t: (t["position"] is None, t["position"] or 0))
-
-
 def trial_reason(row: Mapping[str, Any]) -> str | None:
     """Why a trial has no result: the not-attempted reason, or what interrupted the attempt."""
     if row["kind"] == "not_attempted":
@@ -170,10 +159,6 @@ def trial_reason(row: Mapping[str, Any]) -> str | None:
     if row.get("failure_class"):
         return str(row["failure_class"])
     return None
-
-
-def distinct(rows: Iterable[Mapping[str, Any]], key: str) -> list[str]:
-    return sorted({str(r[key]) for r in rows if r.get(key) is not None})
 
 
 def missing_counters(variant: Mapping[str, Any]) -> list[tuple[str, int]]:

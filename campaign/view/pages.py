@@ -11,68 +11,20 @@ the app sends allows only ``/static/``.
 
 from __future__ import annotations
 
-import html
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from campaign.progress import format_spend
 from campaign.report import detectable
 from campaign.report.forest import render_svg
-from campaign.view import model
+from campaign.view import model, trials
+from campaign.view.html import el, fmt, h, json_attr, text
 from campaign.view.model import ProviderProgress, null_reason, unknown_of
 from campaign.view.source import CampaignSummary, ChainVerdict
 from campaign.vocabulary import PROVIDER_FAULT_WORDS
 
 REFRESH_SECONDS = 3
-
-
-def h(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def el(tag: str, content: str = "", **attrs: Any) -> str:
-    """``<tag attrs>content</tag>``; ``content`` is markup already, attribute values are escaped.
-
-    A trailing underscore is dropped from a name (``class_``), other
-    underscores become hyphens (``data_field``); None values are left out.
-    """
-    parts = [tag]
-    for name, value in attrs.items():
-        if value is None or value is False:
-            continue
-        key = name.rstrip("_").replace("_", "-")
-        parts.append(key if value is True else f'{key}="{h(value)}"')
-    return f"<{' '.join(parts)}>{content}</{tag}>"
-
-
-def text(tag: str, value: Any, **attrs: Any) -> str:
-    return el(tag, h(value), **attrs)
-
-
-def json_attr(value: Any) -> str:
-    """A value as the JSON the report holds, for ``data-value`` (tests compare it exactly)."""
-    return json.dumps(value, allow_nan=False, sort_keys=True)
-
-
-# --- formatting ----------------------------------------------------------------------
-
-
-def fmt(value: Any, kind: str = "num") -> str:
-    """Display text of a known value (callers handle None with a reason)."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        digits = {"usd": 4, "seconds": 3, "rate": 3, "signed": 3}.get(kind, 3)
-        return f"{value:+.{digits}f}" if kind == "signed" else f"{value:.{digits}f}"
-    return str(value)
-
-
-def flag(value: Any) -> str:
-    return "unknown" if value is None else ("yes" if value else "no")
 
 
 # --- layout ---------------------------------------------------------------------------
@@ -160,6 +112,7 @@ def campaign_page(
     total_cap: float | None,
     refresh: Refresh | None,
     no_report: str | None = None,
+    query: trials.TrialQuery = trials.ALL,
 ) -> str:
     title = f"campaign {summary.id}"
     parts = [chain_banner(verdict, title), text("h1", f"Campaign {summary.id}")]
@@ -177,7 +130,7 @@ def campaign_page(
         faults_section(report.get("provider_faults") or []),
         differences_section(report["paired_differences"]),
         el("section", text("h2", "Forest plot") + el("div", render_svg(dict(report)), id="forest", class_="plot")),
-        trials_section(model.trial_rows(report)),
+        trials.section(trials.trial_page(report, query)),
     ]
     return layout(title, "".join(parts), refresh)
 
@@ -346,63 +299,3 @@ def differences_section(pd: Mapping[str, Any]) -> str:
     found = text("p", detectable.detectable_line(pd), id="detectable", data_value=json_attr(pd["detectable_effect"]["effect"]))
     verdict = text("p", f"Verified success is {sentence}.", class_="banner", id="inconclusive") if sentence else ""
     return el("section", text("h2", "Paired differences (task-cluster bootstrap)") + note + table + found + verdict)
-
-
-TRIAL_HEAD = (
-    "#", "pair", "variant", "pair order", "provider", "task", "status", "outcome", "verified",
-    "wall s", *(label for _, label in model.TRIAL_COUNTERS), *(label for _, label in model.TRIAL_FLAGS), "reason",
-)  # fmt: skip
-
-
-def trial_row(t: Mapping[str, Any]) -> str:
-    def cell(value: Any, kind: str = "num", field: str | None = None) -> str:
-        if value is None:
-            return text("td", "unknown", class_="null", data_field=field)
-        return text("td", fmt(value, kind), data_field=field)
-
-    attempted = t["kind"] == "attempted"
-    status = t.get("attempt_status") if attempted else t.get("status")
-    cells = [
-        cell(t["position"]),
-        text("td", t["pair_id"] or "unknown"),
-        text("td", t["variant"] or "unknown"),
-        cell(t["pair_order"]),
-        text("td", t["provider"] or "unknown"),
-        text("td", t["task"] or "unknown"),
-        text("td", status or "unknown"),
-        text("td", t["outcome"] or "unknown", data_field="outcome"),
-        text("td", flag(t.get("verified_pass")) if attempted else "", class_="null" if attempted and t.get("verified_pass") is None else None),
-        cell(t.get("wall_seconds"), "seconds", "wall_seconds") if attempted else text("td", ""),
-    ]
-    for key, _ in model.TRIAL_COUNTERS:
-        cells.append(cell(t.get(key), "usd" if key == "cost_usd" else "num", key) if attempted else text("td", ""))
-    for key, _ in model.TRIAL_FLAGS:
-        cells.append(text("td", flag(t.get(key)), data_field=key, class_="null" if t.get(key) is None else None) if attempted else text("td", ""))
-    cells.append(text("td", model.trial_reason(t) or ""))
-    return el(
-        "tr",
-        "".join(cells),
-        data_trial=t["trial_id"],
-        data_variant=t["variant"] or "",
-        data_outcome=t["outcome"] or "unknown",
-        data_provider=t["provider"] or "",
-    )
-
-
-def filter_select(name: str, label: str, values: Iterable[str]) -> str:
-    options = el("option", h(f"all {label}"), value="") + "".join(el("option", h(v), value=v) for v in values)
-    return el("label", h(label.rstrip("s") + " ") + el("select", options, id=f"filter-{name}", data_filter=name))
-
-
-def trials_section(rows: Sequence[Mapping[str, Any]]) -> str:
-    filters = el(
-        "div",
-        filter_select("variant", "variants", model.distinct(rows, "variant"))
-        + filter_select("outcome", "outcomes", model.distinct(rows, "outcome"))
-        + filter_select("provider", "providers", model.distinct(rows, "provider"))
-        + el("span", h(f"{len(rows)} of {len(rows)} trials shown"), id="trial-count", data_total=len(rows)),
-        class_="filters",
-    )
-    head = "".join(text("th", c) for c in TRIAL_HEAD)
-    table = el("table", el("thead", el("tr", head)) + el("tbody", "".join(trial_row(t) for t in rows)), id="trials", class_="trials")
-    return el("section", text("h2", "Trials in schedule order") + filters + el("div", table, class_="scroll"))

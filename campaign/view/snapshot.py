@@ -8,6 +8,8 @@ is the same allowlisted data.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,8 +79,42 @@ def list_snapshot(engine: Engine, checks: source.ChainChecks) -> ListSnapshot:
     return ListSnapshot(tuple(source.list_campaigns(engine)), source.verify(engine, checks))
 
 
-def campaign_snapshot(engine: Engine, checks: source.ChainChecks, campaign_id: int) -> CampaignSnapshot:
-    """Raises UsageProblem when the store has no such campaign."""
+class Reports:
+    """The last few campaigns' reports, each kept until what it is built from changes.
+
+    Building the report of a 100,000-attempt campaign reads every attempt row and takes
+    seconds; a page refresh while nothing changed must not. ``repository.report_inputs``
+    summarizes everything a report reads (the campaign, its trials' statuses, its
+    chain head and running attempts, and those of the campaigns it continues): the
+    kept report is served while that summary is unchanged. The summary is read before
+    the report is built, so a kept report is never older than its summary says."""
+
+    KEEP = 2  # a 100,000-trial report is a few hundred MB of Python values
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[int, tuple[tuple[Any, ...], dict[str, Any]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, engine: Engine, checks: source.ChainChecks, campaign_id: int) -> dict[str, Any]:
+        """The campaign's report (raises what ``build_report`` raises)."""
+        inputs = repository.report_inputs(engine, campaign_id)
+        with self._lock:
+            kept = self._kept.get(campaign_id)
+            if kept is not None and kept[0] == inputs:
+                self._kept.move_to_end(campaign_id)
+                return kept[1]
+        report = build_report(engine, campaign_id, integrity=checks.integrity(engine, campaign_id))
+        with self._lock:
+            self._kept[campaign_id] = (inputs, report)
+            self._kept.move_to_end(campaign_id)
+            while len(self._kept) > self.KEEP:
+                self._kept.popitem(last=False)
+        return report
+
+
+def campaign_snapshot(engine: Engine, checks: source.ChainChecks, campaign_id: int, reports: Reports | None = None) -> CampaignSnapshot:
+    """Raises UsageProblem when the store has no such campaign. ``reports`` keeps built
+    reports between calls (None: build one now)."""
     summary = source.get_summary(engine, campaign_id)
     verdict = source.verify(engine, checks, campaign_id)
     limits = repository.spend_limits(engine, campaign_id)
@@ -88,7 +124,10 @@ def campaign_snapshot(engine: Engine, checks: source.ChainChecks, campaign_id: i
         why = "nonpaired"
     else:
         try:
-            report = build_report(engine, campaign_id, integrity=checks.integrity(engine, campaign_id))
+            if reports is not None:
+                report = reports.get(engine, checks, campaign_id)
+            else:
+                report = build_report(engine, campaign_id, integrity=checks.integrity(engine, campaign_id))
         except PlanOnlyArtifact:
             why = "plan_only"
         except UsageProblem:

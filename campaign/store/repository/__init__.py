@@ -38,6 +38,7 @@ from campaign.store.repository.campaigns import (
     latest_campaign,
     lineage,
     release_campaign,
+    report_inputs,
     set_campaign_state,
 )
 from campaign.store.repository.common import REQUEUED, Clock, utcnow
@@ -67,7 +68,7 @@ __all__ = [
     "acquire_campaign", "admit_trial", "attempt_count", "attempts_for", "campaign_counts", "campaign_runner", "carried_results", "carryable_trials",
     "close_campaign", "counted_spend", "counted_usd", "create_campaign", "create_continuation", "fault_attempts", "finish_attempt",
     "get_attempt", "get_campaign", "latest_campaign", "ledger_for", "lineage", "mark_not_attempted", "mark_remaining_not_attempted",
-    "measured_spend", "measured_spend_parts", "provider_spend", "record_ledger", "record_spend_limits", "release_campaign",
+    "measured_spend", "measured_spend_parts", "provider_spend", "record_ledger", "record_spend_limits", "release_campaign", "report_inputs",
     "reopen_trials", "reset_admitted_without_attempt", "set_campaign_state", "set_ledger_verdict", "spend_limits", "start_attempt",
     "trials_in_order", "unresolved_attempts", "update_attempt", "utcnow",
 ]  # fmt: skip

@@ -11,8 +11,8 @@ from typing import Any
 from sqlalchemy import Engine, case, func, select, update
 
 from campaign.schedule import ScheduledTrial
-from campaign.store import scope
-from campaign.store.models import Campaign, Trial
+from campaign.store import chain, scope
+from campaign.store.models import Attempt, Campaign, Trial
 from campaign.store.repository.common import Clock, cas, utcnow
 from campaign.store.repository.trials import mark_remaining_not_attempted, trials_in_order
 
@@ -212,3 +212,25 @@ def campaign_counts(engine: Engine, campaign_id: int | None = None) -> list[Camp
     with scope.reading(engine) as conn:
         rows = conn.execute(stmt).all()
     return [CampaignCounts(int(cid), kind, state, reason, int(finished or 0), int(scheduled or 0)) for cid, kind, state, reason, finished, scheduled in rows]
+
+
+def report_inputs(engine: Engine, campaign_id: int) -> tuple[Any, ...]:
+    """A summary of everything a campaign's report is built from, for a reader that keeps
+    a report until its inputs change (``campaign view``): equal summaries, same report.
+
+    The campaign row (its runner lease aside), and for it and every campaign it continues:
+    its trials' count, statuses and latest change, its chain head, and its running
+    attempts in full (their counters change before they join the chain). Every change
+    the engine makes moves one of these; an edit made outside the engine to an older
+    row may not, which is the view's caveat for the chain check too (``ChainChecks``)."""
+    c, t, a = Campaign.__table__.c, Trial.__table__.c, Attempt.__table__.c
+    own = [col for col in Campaign.__table__.columns if not col.name.startswith("runner_")]
+    parts: list[Any] = []
+    with scope.reading(engine) as conn:
+        parts.append(tuple(conn.execute(select(*own).where(c.id == campaign_id)).one_or_none() or ()))
+    for cid in lineage(engine, campaign_id):
+        with scope.reading(engine) as conn:
+            trials = conn.execute(select(t.status, func.count(), func.max(t.updated_at)).where(t.campaign_id == cid).group_by(t.status).order_by(t.status)).all()
+            running = conn.execute(select(Attempt.__table__).where(a.campaign_id == cid, a.status == "running").order_by(a.id)).all()
+        parts.append((cid, tuple(map(tuple, trials)), chain.head(engine, cid), tuple(map(tuple, running))))
+    return tuple(parts)

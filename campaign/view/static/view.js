@@ -1,6 +1,8 @@
-// campaign view: client-side trial filters and the auto-refresh of a running campaign.
-// No data comes from here: the server renders every value; this only hides rows and
-// reloads the page when the campaign's progress fingerprint changes.
+// campaign view: the trial filters and the auto-refresh of a running campaign.
+// No data comes from here: the server renders every value, filters and pages the
+// trial table; a filter change only asks it for the page with that filter (the
+// query string, so a refresh keeps it), and a running campaign's page reloads
+// when its progress fingerprint changes.
 "use strict";
 
 (function () {
@@ -9,32 +11,11 @@
   }
 
   function applyFilters() {
-    var wanted = {};
-    selects().forEach(function (s) { if (s.value) { wanted[s.dataset.filter] = s.value; } });
-    var rows = document.querySelectorAll("#trials tbody tr");
-    var shown = 0;
-    rows.forEach(function (row) {
-      var keep = Object.keys(wanted).every(function (k) { return row.dataset[k] === wanted[k]; });
-      row.hidden = !keep;
-      if (keep) { shown += 1; }
-    });
-    var count = document.getElementById("trial-count");
-    if (count) { count.textContent = shown + " of " + count.dataset.total + " trials shown"; }
-    // Kept in the fragment so a refresh of a running campaign keeps the filters.
-    var params = new URLSearchParams(wanted).toString();
-    history.replaceState(null, "", params ? "#" + params : location.pathname + location.search);
-  }
-
-  function restoreFilters() {
-    var params = new URLSearchParams(location.hash.replace(/^#/, ""));
-    selects().forEach(function (s) {
-      var value = params.get(s.dataset.filter);
-      if (value !== null && Array.prototype.some.call(s.options, function (o) { return o.value === value; })) {
-        s.value = value;
-      }
-      s.addEventListener("change", applyFilters);
-    });
-    if (selects().length) { applyFilters(); }
+    var wanted = new URLSearchParams();
+    selects().forEach(function (s) { if (s.value) { wanted.set(s.dataset.filter, s.value); } });
+    // A new filter starts at its first page.
+    var query = wanted.toString();
+    location.assign(location.pathname + (query ? "?" + query : ""));
   }
 
   function poll() {
@@ -53,7 +34,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    restoreFilters();
+    selects().forEach(function (s) { s.addEventListener("change", applyFilters); });
     poll();
   });
 })();
