@@ -31,6 +31,8 @@ The boundaries, in the order a run passes them:
 ``between``           after one trial, before the next is admitted
 ``last``              after the last trial, before the campaign is closed
 ``exit``              the command's last line printed
+``report``            a report's aggregates handed to a child (``campaign report``,
+                      ``export``), before its rows are read
 ====================  ==========================================================
 """
 
@@ -40,7 +42,7 @@ import os
 import signal
 
 ENV = "CAMPAIGN_TEST_STOP_AT"
-BOUNDARIES = ("start", "leased", "admitted", "attempt-row", "contained", "ledger", "client", "verifier", "teardown", "finalized", "between", "last", "exit")
+BOUNDARIES = ("start", "leased", "admitted", "attempt-row", "contained", "ledger", "client", "verifier", "teardown", "finalized", "between", "last", "exit", "report")
 SIGNALS = {"KILL": signal.SIGKILL, "TERM": signal.SIGTERM, "INT": signal.SIGINT, "HUP": signal.SIGHUP, "QUIT": signal.SIGQUIT}
 
 

@@ -284,3 +284,49 @@ def test_rows_whose_chain_verified_are_reported_as_rows_checked_value_by_value_a
         engine.dispose()
     assert verified["integrity"]["chain_verified"] is True
     assert verified["trials"] == unchecked["trials"] and verified["redaction"] == unchecked["redaction"]
+
+
+def test_an_edited_row_is_checked_in_full_when_the_chain_check_fails(engine, db_path, db_url, tmp_path):
+    """Only rows whose chain verified skip the number checks: text edited into a number
+    column of a published unverified report is nulled and counted, never shown. Run as its
+    own process, as an operator runs it (the aggregates then run in a forked child)."""
+    import subprocess
+    import sys
+
+    cid = _campaign(engine)
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("UPDATE attempts SET output_tokens = 'CANARY edited text', tool_calls = 2.5 WHERE campaign_id = ? AND seq = 2", (cid,))
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "campaign", "report", str(cid), "--output", str(out), "--allow-unverified", "--db", db_url],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert "CANARY" not in text
+    report = json.loads(text)
+    assert report["integrity"]["chain_verified"] is False
+    edited = next(t for t in report["trials"] if t["attempt_seq"] == 2)
+    assert edited["output_tokens"] is None and edited["tool_calls"] is None
+    assert report["redaction"]["nulled_values"] == 2
+    # The same report as this process builds it, in whichever way it runs the check.
+    assert report["trials"] == build_report(engine, cid)["trials"]
+
+
+def test_a_stop_signal_while_the_aggregates_run_apart_exits_130_and_writes_nothing(engine, db_url, tmp_path):
+    """The signal lands in the report's process just after it forked the child counting the
+    aggregates: exit 130 with its one line, no file written (the child is killed and reaped
+    on the way out: ``test_store_snapshot``)."""
+    import os
+    import subprocess
+    import sys
+
+    cid = _campaign(engine)
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "campaign", "report", str(cid), "--output", str(out), "--db", db_url],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "CAMPAIGN_TEST_STOP_AT": "report:1:INT"},
+    )  # fmt: skip
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.startswith("interrupted: received SIGINT") and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert list(tmp_path.glob("r.*")) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 
 import pytest
@@ -71,3 +73,75 @@ def test_work_beside_runs_in_order_and_its_failure_reaches_the_caller(store):
         assert first.result() == 8
         with pytest.raises(Exception, match="no_such_column"):
             broken.result()
+
+
+# --- apart: a forked child on a connection of its own ----------------------------------------
+
+
+def test_work_apart_runs_in_a_child_that_sees_the_state_the_first_connection_sees(store, backend_url):
+    _campaign(store)
+    writer = make_engine(resolve_url(backend_url))
+    try:
+        with snapshot.readers(store) as read:
+            assert _finished(read.conn) == 0
+            if store.dialect.name == "postgresql":
+                # Committed after the readers began (SQLite's readers hold the write lock, so
+                # there no write can commit until they end): the child must not see it.
+                with writer.begin() as conn:
+                    conn.execute(update(Trial).values(status="finished"))
+            pid, finished = read.apart(lambda conn: (os.getpid(), _finished(conn))).result()
+            assert pid != os.getpid() and finished == 0
+    finally:
+        writer.dispose()
+
+
+def _in_child(parent: int, then) -> object:
+    """A value from the parent; in a child, whatever ``then`` does (raise, die, return junk)."""
+    return "parent" if os.getpid() == parent else then()
+
+
+def test_work_apart_is_rerun_here_when_the_child_gives_no_result(store):
+    _campaign(store)
+    me = os.getpid()
+
+    def raises():
+        raise RuntimeError("only in the child")
+
+    def dies():
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    with snapshot.readers(store) as read:
+        children = [read.apart(lambda conn, then=then: _in_child(me, then)) for then in (raises, dies, lambda: (lambda: None))]
+        assert all(isinstance(c, snapshot.Child) for c in children)
+        # A failure, a killed child and a result that does not pickle: each run again here.
+        assert [c.result() for c in children] == ["parent", "parent", "parent"]
+        # A failure here is the caller's, as with ``beside``.
+        broken = read.apart(lambda conn: conn.exec_driver_sql("SELECT no_such_column FROM trials").all())
+        with pytest.raises(Exception, match="no_such_column"):
+            broken.result()
+
+
+def test_a_child_is_never_left_behind(store):
+    _campaign(store)
+    with snapshot.readers(store) as read:
+        child = read.apart(lambda conn: signal.pause())
+        pid = child._pid
+        assert os.waitpid(pid, os.WNOHANG) == (0, 0)  # running, waiting for a signal
+    # Leaving the block without asking for the result killed and reaped it.
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_process_with_threads_runs_work_apart_in_its_thread(store):
+    _campaign(store)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        with snapshot.readers(store) as read:
+            done = read.apart(lambda conn: (os.getpid(), _finished(conn)))
+            assert not isinstance(done, snapshot.Child)
+            assert done.result() == (os.getpid(), 0)
+    finally:
+        stop.set()
+        other.join()

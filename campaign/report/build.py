@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from campaign import __version__
+from campaign import __version__, testhooks
 from campaign.bulk import collector_paused
 from campaign.errors import CampaignError, UsageProblem
 from campaign.report import aggregates, detectable, identity, results, spending, stats
@@ -82,7 +82,8 @@ def build_report(
     runs here, on the rows the report reads anyway, so every report says whether its
     rows verify, and ``require_verified`` then refuses (``UnverifiedStore``) rows that
     do not. Everything is read from one state of the store: the database aggregates
-    on a second connection in a thread while the rows are read and checked here.
+    and the simulations in a forked child (or a thread, in a process that has threads)
+    on connections of their own while the rows are read and checked here.
     """
     campaign = resolve_campaign(engine, campaign_id)
     if campaign.kind == "nonpaired":
@@ -101,8 +102,12 @@ def build_report(
             raise PlanOnlyArtifact(
                 f"campaign {campaign.id} is plan-only (state {campaign.state}, no attempts); a plan template is not a live result and is not reported as one"
             )
+        # The counts and the simulations: apart, in a child on another core when this
+        # process may fork (else beside, in a thread), while this one reads and checks
+        # every row and cleans the trials.
+        counted = read.apart(lambda conn: _Counted.read(conn, scope, campaign.seed))
+        testhooks.reached("report")
         in_scope = read.beside(lambda conn: aggregates.scope_trials(conn, scope))
-        counted = read.beside(lambda conn: _Counted.read(conn, scope))
         attempts = read_lineage(read.conn, lineage)
         if integrity is None:
             integrity = check_rows(read.conn, lineage, attempts)
@@ -114,7 +119,7 @@ def build_report(
         agent = campaign.agent if campaign.agent in AGENTS else "custom"
         synthetic = identity.is_synthetic(agent, experiment, c.providers)
         bases = spending.provider_bases(agent, experiment, c.providers)
-        success, wall = _differences(c.tasks, campaign.seed)
+        success, wall = c.success, c.wall
         raw = {
             "schema_version": SCHEMA_VERSION,
             "kind": KIND,
@@ -161,7 +166,7 @@ def build_report(
                 "exploratory_below_tasks": stats.EXPLORATORY_BELOW_TASKS,
                 "verified_success": _difference("verified_success", success, sum(t.pairs for t in c.tasks)),
                 "wall_seconds": _difference("wall_seconds", wall, sum(t.wall_pairs for t in c.tasks)),
-                "detectable_effect": detectable.block(c.tasks, campaign.seed),
+                "detectable_effect": c.detectable,
                 "per_task": [
                     {
                         "task": t.task,
@@ -196,7 +201,8 @@ def build_report(
 
 @dataclass(frozen=True)
 class _Counted:
-    """What the database counts and sums for a report (``aggregates``)."""
+    """What the database counts and sums for a report (``aggregates``), and what the
+    statistics make of the task rows: plain values, so a child process can hand them back."""
 
     variants: list[aggregates.VariantRow]
     spend: list[aggregates.SpendRow]
@@ -208,14 +214,20 @@ class _Counted:
     unattempted: list[dict[str, Any]]
     spend_only: list[dict[str, Any]]
     faults: list[aggregates.FaultRow]
+    # What the task rows give: the paired differences and the detectable effect (seeded).
+    success: stats.Estimate
+    wall: stats.Estimate
+    detectable: dict[str, Any]
 
     @classmethod
-    def read(cls, conn: Connection, scope: aggregates.Scope) -> _Counted:
+    def read(cls, conn: Connection, scope: aggregates.Scope, seed: int) -> _Counted:
         providers, models, observed = aggregates.distinct_values(conn, scope)
+        tasks = aggregates.task_rows(conn, scope)
+        success, wall = _differences(tasks, seed)
         return cls(
             variants=aggregates.variant_rows(conn, scope),
             spend=aggregates.spend_rows(conn, scope),
-            tasks=aggregates.task_rows(conn, scope),
+            tasks=tasks,
             by_status=aggregates.trials_by_status(conn, scope),
             providers=providers,
             models=models,
@@ -223,6 +235,9 @@ class _Counted:
             unattempted=[_not_attempted(row) for row in aggregates.unattempted_trials(conn, scope)],
             spend_only=[_spend_only(row) for row in aggregates.spend_only_attempts(conn, scope)],
             faults=aggregates.fault_rows(conn, scope),
+            success=success,
+            wall=wall,
+            detectable=detectable.block(tasks, seed),
         )
 
 def _not_attempted(row: dict[str, Any]) -> dict[str, Any]:

@@ -18,21 +18,31 @@ count an attempt in one section and miss it in another:
 - any other database: there is no second connection, and the work given to it
   runs on the first, in turn.
 
+Work that is mostly Python (not waiting on the database) gains little from a
+thread, which holds the lock it needs; ``apart`` runs it in a forked child
+instead, on its own connection to the same state (see ``Readers.apart``).
+
     with snapshot.readers(engine) as read:
+        totals = read.apart(sum_things)         # first: a child process, on a third connection
         counts = read.beside(count_things)      # a Future; runs on the second connection
         rows = read.conn.execute(...)           # meanwhile, on the first
-        counts.result()
+        counts.result(), totals.result()
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import pickle
 import re
+import signal
 import sqlite3
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -51,6 +61,10 @@ class Readers:
     conn: Connection
     _side: Connection | None
     _pool: ThreadPoolExecutor | None
+    # How a forked child reaches the same state (None: this database has no second reader).
+    _engine: Engine | None = None
+    _snapshot_id: str | None = None
+    _children: list[Child[Any]] = field(default_factory=list)
 
     def beside(self, work: Callable[[Connection], T]) -> Future[T]:
         """Run ``work`` on the second connection (in order with earlier work given to it)."""
@@ -62,6 +76,105 @@ class Readers:
                 done.set_exception(exc)
             return done
         return self._pool.submit(work, self._side)
+
+    def apart(self, work: Callable[[Connection], T]) -> Child[T] | Future[T]:
+        """Run ``work`` in a forked child on a connection of its own that sees the same
+        state, so it runs on another core; or, where a child cannot be forked safely, as
+        ``beside`` does. Call it before ``beside``: a child is forked only while this
+        process has no other thread (a thread could hold a lock the child would inherit
+        held), so a process serving pages from threads gets the thread.
+
+        The child's result comes back pickled. When it gives none (it failed, was killed,
+        or its result does not pickle), ``result()`` runs the work here, on the first
+        connection, so a failure is the one this process would have had."""
+        if not self.forks:
+            return self.beside(work)
+        child = Child.fork(work, self._engine, self._snapshot_id, lambda: work(self.conn))
+        self._children.append(child)
+        return child
+
+    @property
+    def forks(self) -> bool:
+        """Whether ``apart`` would fork a child now (else it runs work as ``beside`` does)."""
+        return self._engine is not None and _can_fork()
+
+    def _end_children(self) -> None:
+        for child in self._children:
+            child.end()
+
+
+def _can_fork() -> bool:
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+class Child(Generic[T]):
+    """One forked child running one piece of work; ``result()`` waits for it."""
+
+    def __init__(self, pid: int, fd: int, fallback: Callable[[], T]) -> None:
+        self._pid, self._fd, self._fallback = pid, fd, fallback
+
+    @classmethod
+    def fork(cls, work: Callable[[Connection], T], engine: Engine, snapshot_id: str | None, fallback: Callable[[], T]) -> Child[T]:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child; its result is what the tests check
+            os.close(read_end)
+            _child_main(work, engine, snapshot_id, write_end)
+        os.close(write_end)
+        return cls(pid, read_end, fallback)
+
+    def result(self) -> T:
+        chunks = []
+        try:
+            while chunk := os.read(self._fd, 1 << 20):
+                chunks.append(chunk)
+        finally:
+            self.end()
+        try:
+            status, value = pickle.loads(b"".join(chunks))
+        except Exception:  # nothing, or not all of it: the child died before it finished
+            status, value = "failed", None
+        return value if status == "ok" else self._fallback()
+
+    def end(self) -> None:
+        """Stop waiting: the child is killed if it still runs, and reaped."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        if self._pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self._pid, 0)
+            self._pid = 0
+
+
+def _child_main(work: Callable[[Connection], Any], engine: Engine, snapshot_id: str | None, fd: int) -> None:  # pragma: no cover - runs in the child
+    """Never returns: the child leaves by ``os._exit``, running none of the parent's
+    cleanup (its connections, files and exit handlers are the parent's)."""
+    code = 0
+    try:
+        # A stop signal reaches the whole process group: the parent handles it (and reaps
+        # this child); the child just ends, running none of the parent's handlers.
+        for stop in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(stop, signal.SIG_DFL)
+        if snapshot_id is not None:
+            own = make_engine(engine.url)
+            with own.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
+                conn.exec_driver_sql(f"SET TRANSACTION SNAPSHOT '{snapshot_id}'")
+                value = work(conn)
+        else:
+            own = make_engine(engine.url, readonly=True)
+            with own.connect() as conn:
+                value = work(conn)
+        data = pickle.dumps(("ok", value), protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except BaseException:  # noqa: BLE001 - the parent runs the work itself and meets the error there
+        code = 1
+    finally:
+        os._exit(code)
 
 
 @contextlib.contextmanager
@@ -79,6 +192,7 @@ def readers(engine: Engine) -> Iterator[Readers]:
                 raise ValueError(f"unexpected snapshot id from the server: {exported!r}")
             side = stack.enter_context(engine.connect().execution_options(isolation_level="REPEATABLE READ"))
             side.exec_driver_sql(f"SET TRANSACTION SNAPSHOT '{exported}'")
+            apart: tuple[Engine | None, str | None] = (engine, exported)
         elif dialect == "sqlite":
             conn = stack.enter_context(engine.connect())
             conn.exec_driver_sql("SELECT 1")  # begins the transaction: BEGIN IMMEDIATE takes the write lock
@@ -88,10 +202,14 @@ def readers(engine: Engine) -> Iterator[Readers]:
                 side = stack.enter_context(shadow.connect())
             else:  # a read-only engine: each statement reads what is committed when it runs
                 side = stack.enter_context(engine.connect())
+            apart = (engine, None)
         else:
-            conn, side = stack.enter_context(engine.connect()), None
+            conn, side, apart = stack.enter_context(engine.connect()), None, (None, None)
         pool = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-side-reader")) if side is not None else None
-        yield Readers(conn, side, pool)
+        read = Readers(conn, side, pool, *apart)
+        # Registered last, so it runs first: no child outlives the transaction it reads.
+        stack.callback(read._end_children)
+        yield read
 
 
-__all__ = ["Readers", "readers"]
+__all__ = ["Child", "Readers", "readers"]
