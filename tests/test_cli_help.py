@@ -15,7 +15,9 @@ README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
 
 def _commands(group: click.Group, path: list[str]):
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
         yield [*path, name], command
         if isinstance(command, click.Group):
             yield from _commands(command, [*path, name])
@@ -108,3 +110,25 @@ def test_a_live_campaign_ends_naming_every_report_file(runner, tmp_path):
     for suffix in (".json", ".md", ".svg"):
         path = out / f"report{suffix}"
         assert str(path) in report_line and path.is_file()
+
+
+def test_a_command_imports_only_what_it_uses():
+    """`campaign report` (and a usage error) start without importing the campaign runner,
+    the replay server or the view's web framework: each command is imported on use."""
+    import subprocess
+    import sys
+
+    heavy = ("aiohttp", "campaign.lanes.multi_provider", "campaign.replay.app", "campaign.cli.coding")
+    code = (
+        "import sys\nfrom campaign.cli import cli\n"
+        "for args in (['report', '--help'], ['verify', '--no-such-option']):\n"
+        "    try:\n        cli(args, prog_name='campaign')\n    except SystemExit:\n        pass\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+    # And every command is still there, in --help and by name.
+    listed = subprocess.run([sys.executable, "-m", "campaign", "--help"], capture_output=True, text=True, timeout=60).stdout
+    from campaign.cli.commands import COMMANDS
+
+    assert all(re.search(rf"^  {re.escape(name)}\s", listed, flags=re.M) for name in COMMANDS), listed
