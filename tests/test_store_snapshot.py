@@ -145,3 +145,29 @@ def test_a_process_with_threads_runs_work_apart_in_its_thread(store):
     finally:
         stop.set()
         other.join()
+
+
+def test_work_apart_runs_here_when_no_child_can_be_had(store, backend_url, tmp_path):
+    """Out of file descriptors (a real limit, in a process of its own): no pipe, so no
+    child; the work runs beside, as in a process with threads, and gives its answer."""
+    import subprocess
+    import sys
+
+    _campaign(store)
+    script = tmp_path / "limited.py"
+    script.write_text(
+        "import os, resource, sys\n"
+        "from campaign.store import snapshot\n"
+        "from campaign.store.migrate import open_store\n"
+        "from sqlalchemy import text\n"
+        "engine = open_store(sys.argv[1])\n"
+        "with snapshot.readers(engine) as read:\n"
+        "    read.conn.execute(text('SELECT 1')).all()\n"
+        "    opened = len(os.listdir('/proc/self/fd'))\n"
+        "    resource.setrlimit(resource.RLIMIT_NOFILE, (opened, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))\n"
+        "    done = read.apart(lambda conn: (os.getpid(), conn.execute(text('SELECT count(*) FROM trials')).scalar_one()))\n"
+        "    print(type(done).__name__, done.result() == (os.getpid(), 8))\n"
+    )
+    done = subprocess.run([sys.executable, str(script), backend_url], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["Future", "True"], done.stdout + done.stderr

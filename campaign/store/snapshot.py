@@ -89,7 +89,10 @@ class Readers:
         connection, so a failure is the one this process would have had."""
         if not self.forks:
             return self.beside(work)
-        child = Child.fork(work, self._engine, self._snapshot_id, lambda: work(self.conn))
+        try:
+            child = Child.fork(work, self._engine, self._snapshot_id, lambda: work(self.conn))
+        except OSError:  # no process or no pipe to be had (a limit, memory): a thread, then
+            return self.beside(work)
         self._children.append(child)
         return child
 
@@ -116,7 +119,12 @@ class Child(Generic[T]):
     @classmethod
     def fork(cls, work: Callable[[Connection], T], engine: Engine, snapshot_id: str | None, fallback: Callable[[], T]) -> Child[T]:
         read_end, write_end = os.pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            raise
         if pid == 0:  # pragma: no cover - the child; its result is what the tests check
             os.close(read_end)
             _child_main(work, engine, snapshot_id, write_end)
