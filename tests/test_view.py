@@ -95,6 +95,23 @@ def page(engine, path: str) -> str:
     return reply.text
 
 
+def fetch_after(engine, path: str, *changes) -> list[str]:
+    """``path`` fetched from one app (what it keeps between requests stays) after each
+    change (a callable, or None for none)."""
+
+    async def go() -> list[str]:
+        texts = []
+        async with TestClient(TestServer(build_app(engine))) as client:
+            for change in changes:
+                if change is not None:
+                    change()
+                response = await client.get(path)
+                texts.append(await response.text())
+        return texts
+
+    return asyncio.run(go())
+
+
 def cells(text: str) -> dict[tuple[str, str], tuple[object, str]]:
     """(variant, field) -> (the JSON value the cell carries, the text it shows)."""
     return {(v, f): (json.loads(html.unescape(value)), html.unescape(shown)) for v, f, value, shown in CELL.findall(text)}
@@ -307,22 +324,16 @@ def test_a_campaign_is_verified_once_per_change_of_its_chain_head(engine, ro):
     cid = make_campaign(engine)
     view = ro()
 
-    async def go() -> list[dict]:
-        seen = []
-        async with TestClient(TestServer(build_app(view))) as client:
-            for step in ("first", "edit", "amend"):
-                if step == "edit":
-                    with engine.begin() as conn:
-                        conn.execute(update(Attempt).where(Attempt.campaign_id == cid, Attempt.seq == 2).values(wall_seconds=1.0))
-                if step == "amend":
-                    last = max(repository.attempts_for(engine, cid), key=lambda a: a.seq)
-                    chain.amend_tail(engine, last.id, teardown_outcome="recovered")
-                reply = await client.get(f"/api/campaigns/{cid}")
-                body = await reply.json()
-                seen.append((body["chain"], body["report"]["integrity"]["chain_verified"]))
-        return seen
+    def edit() -> None:
+        with engine.begin() as conn:
+            conn.execute(update(Attempt).where(Attempt.campaign_id == cid, Attempt.seq == 2).values(wall_seconds=1.0))
 
-    first, edited, moved = asyncio.run(go())
+    def amend() -> None:
+        last = max(repository.attempts_for(engine, cid), key=lambda a: a.seq)
+        chain.amend_tail(engine, last.id, teardown_outcome="recovered")
+
+    bodies = [json.loads(text) for text in fetch_after(view, f"/api/campaigns/{cid}", None, edit, amend)]
+    first, edited, moved = [(body["chain"], body["report"]["integrity"]["chain_verified"]) for body in bodies]
     assert first == ({"intact": True, "rows": 8, "problems": {}, "seqs": []}, True)
     assert edited == first  # the head did not move: the verdict of the last verification stands
     assert moved == ({"intact": False, "rows": 8, "problems": {"edited": 1}, "seqs": [2]}, False)
@@ -497,24 +508,18 @@ def test_a_refresh_serves_the_kept_report_until_the_store_changes(engine, ro):
     cid = make_campaign(engine, trials, state="running")
     view = ro()
 
-    async def go() -> list[str]:
-        pages = []
-        async with TestClient(TestServer(build_app(view))) as client:
-            for step in ("before", "edited_outside", "engine_change"):
-                if step == "edited_outside":
-                    # Not a change the engine makes (no trial's status or time moves): the
-                    # kept report is served, as the chain check's caveat says.
-                    with engine.begin() as conn:
-                        conn.execute(update(Campaign).where(Campaign.id == cid).values(runner_pid=4242))
-                        conn.exec_driver_sql("UPDATE trials SET task = 'renamed' WHERE campaign_id = ? AND position = 0", (cid,))
-                if step == "engine_change":
-                    pk = repository.trials_in_order(engine, cid)[-1].id
-                    assert repository.mark_not_attempted(engine, pk, "spend_limit")
-                response = await client.get(f"/campaigns/{cid}")
-                pages.append(await response.text())
-        return pages
+    def edited_outside() -> None:
+        # Not a change the engine makes (no trial's status or time moves): the kept
+        # report is served, as the chain check's caveat says.
+        with engine.begin() as conn:
+            conn.execute(update(Campaign).where(Campaign.id == cid).values(runner_pid=4242))
+            conn.exec_driver_sql("UPDATE trials SET task = 'renamed' WHERE campaign_id = ? AND position = 0", (cid,))
 
-    before, edited, changed = asyncio.run(go())
+    def engine_change() -> None:
+        pk = repository.trials_in_order(engine, cid)[-1].id
+        assert repository.mark_not_attempted(engine, pk, "spend_limit")
+
+    before, edited, changed = fetch_after(view, f"/campaigns/{cid}", None, edited_outside, engine_change)
     assert "alpha/r2/coding" in before and "not_reached" in before
     assert edited == before
     assert "spend_limit: spend limit reached" in changed and "renamed" in changed

@@ -134,7 +134,7 @@ def _write(report: dict[str, Any], json_path: Path, md_path: Path, svg_path: Pat
     return Written(int(report["campaign"]["id"]), json_path, md_path, svg_path)
 
 
-def _atomic_write(path: Path, pieces: Iterable[bytes | memoryview]) -> None:
+def _atomic_write(path: Path, pieces: Iterable[bytes]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

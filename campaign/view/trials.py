@@ -173,7 +173,8 @@ def section(p: TrialPage) -> str:
     )
     head = "".join(text("th", c) for c in TRIAL_HEAD)
     table = el("table", el("thead", el("tr", head)) + el("tbody", "".join(trial_row(t) for t in p.rows)), id="trials", class_="trials")
-    return el("section", text("h2", "Trials in schedule order") + filters + pager(p) + el("div", table, class_="scroll") + pager(p))
+    pages = pager(p)
+    return el("section", text("h2", "Trials in schedule order") + filters + pages + el("div", table, class_="scroll") + pages)
 
 
 __all__ = ["ALL", "FILTERS", "PAGE_ROWS", "TrialPage", "TrialQuery", "section", "trial_page", "trial_row"]

@@ -42,6 +42,7 @@ def reap_exited_children(seconds: float = 0.0) -> bool:
             if os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG) is None:
                 if time.monotonic() >= deadline:
                     return True  # children exist, none exited
+                # No event tells this process a child died (it handles no SIGCHLD): poll.
                 time.sleep(0.01)
         except ChildProcessError:
             return False
