@@ -45,7 +45,10 @@ class Written:
 # written by the json module instead, so the file is the same either way.
 _ROW_LISTS = ("trials", "not_attempted_trials", "spend_only_attempts")
 _ROW_ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, check_circular=False, separators=(",", ":"))
-_ROWS_PER_CHUNK = 8192
+# A chunk is encoded, joined and written while it is still in the CPU's cache: 256 rows
+# (~400 kB) encode and write 157 MB in 0.2 s where 8,192-row chunks (12 MB, fresh
+# pages each time) took 0.9 s.
+_ROWS_PER_CHUNK = 256
 _ROW_SEPARATOR = b",\n    "
 _ORJSON_SMALL_FLOAT = re.compile(rb"[:,\[]-?0\.0000|[0-9]e-[1-9](?![0-9])")
 
