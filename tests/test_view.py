@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from sqlalchemy import update
+from sqlalchemy import event, update
 from sqlalchemy.exc import DBAPIError
 from test_report_fixtures import full_attempt, insert_campaign, paired_trials
 
@@ -337,6 +337,50 @@ def test_a_campaign_is_verified_once_per_change_of_its_chain_head(engine, ro):
     assert first == ({"intact": True, "rows": 8, "problems": {}, "seqs": []}, True)
     assert edited == first  # the head did not move: the verdict of the last verification stands
     assert moved == ({"intact": False, "rows": 8, "problems": {"edited": 1}, "seqs": [2]}, False)
+
+
+def test_a_refresh_after_a_change_reads_the_attempt_rows_once(engine, ro):
+    """The report verifies the rows it reads and leaves that verdict for the page: a
+    refresh after the chain head moved reads every attempt row once, not once to verify
+    and again for the report; one after a change that left the head where it was, once
+    (the kept verdict); one after no change, never. (A tampered chain's verdict, found
+    this way, is in the test above.)"""
+    trials = paired_trials(["alpha"], 2, lambda task, rep, variant: full_attempt() if rep == 1 else None)
+    trials[-1]["status"], trials[-1]["reason"] = "scheduled", None
+    cid = make_campaign(engine, trials, state="running")
+    view = ro()
+    reads: list[str] = []
+
+    @event.listens_for(view, "before_cursor_execute")
+    def every_row_read(conn, cursor, statement, parameters, context, executemany) -> None:
+        if "AS schema_diagnostics" in statement and statement.rstrip().endswith("ORDER BY attempts.seq"):  # chain.read_rows
+            reads.append(statement)
+
+    counts: list[int] = []
+
+    def counted(change=None):
+        def run() -> None:
+            counts.append(len(reads))
+            if change is not None:
+                change()
+
+        return run
+
+    def head_stays() -> None:
+        pk = repository.trials_in_order(engine, cid)[-1].id
+        assert repository.mark_not_attempted(engine, pk, "spend_limit")
+
+    def head_moves() -> None:
+        last = max(repository.attempts_for(engine, cid), key=lambda a: a.seq)
+        chain.amend_tail(engine, last.id, teardown_outcome="recovered")
+
+    path = f"/api/campaigns/{cid}"
+    bodies = [json.loads(text) for text in fetch_after(view, path, counted(), counted(head_stays), counted(head_moves), counted())]
+    counts.append(len(reads))
+    assert [b - a for a, b in zip(counts, counts[1:])] == [1, 1, 1, 0]
+    verdicts = [(body["chain"]["problems"], body["report"]["integrity"]["chain_verified"]) for body in bodies]
+    assert verdicts == [({}, True)] * 4
+    assert bodies[0]["report"] != bodies[1]["report"] != bodies[2]["report"] and bodies[3] == bodies[2]
 
 
 # --- read-only, loopback-only ------------------------------------------------------------

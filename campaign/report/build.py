@@ -20,7 +20,7 @@ across bases. ``integrity`` says whether the rows verified (``campaign verify``)
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,7 +72,13 @@ def is_plan_only(campaign: Campaign, attempts: int) -> bool:
     return campaign.state == "planned" or (not campaign.live and attempts == 0)
 
 def build_report(
-    engine: Engine, campaign_id: int, *, provider: str | None = None, integrity: Integrity | None = None, require_verified: bool = False
+    engine: Engine,
+    campaign_id: int,
+    *,
+    provider: str | None = None,
+    integrity: Integrity | None = None,
+    require_verified: bool = False,
+    on_checked: Callable[[Integrity], None] | None = None,
 ) -> dict[str, Any]:
     """The sanitized report dictionary for one campaign (refuses a plan-only campaign).
 
@@ -81,7 +87,9 @@ def build_report(
     verification of the campaign and the campaigns it continues; when not given it
     runs here, on the rows the report reads anyway, so every report says whether its
     rows verify, and ``require_verified`` then refuses (``UnverifiedStore``) rows that
-    do not. Everything is read from one state of the store: the database aggregates
+    do not; ``on_checked`` is told what that check found (a reader that keeps verdicts
+    per chain head, the view, then need not read the rows again to verify them).
+    Everything is read from one state of the store: the database aggregates
     and the simulations in a forked child (or a thread, in a process that has threads)
     on connections of their own while the rows are read and checked here.
     """
@@ -111,6 +119,8 @@ def build_report(
         attempts = read_lineage(read.conn, lineage)
         if integrity is None:
             integrity = check_rows(read.conn, lineage, attempts)
+            if on_checked is not None:
+                on_checked(integrity)
             if require_verified:
                 refuse_unless_verified(integrity, campaign.id)
         rows = results.result_rows(in_scope.result(), attempts)

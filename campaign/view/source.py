@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,24 @@ class ChainChecks:
         with self._lock:
             self._seen[campaign_id] = (at, found)
         return found
+
+    def known(self, heads: Mapping[int, tuple[Any, ...]]) -> Integrity | None:
+        """The verification of these campaigns when each was verified at the head given
+        (None: one of them was not)."""
+        with self._lock:
+            seen = [self._seen.get(cid) for cid in heads]
+        if not heads or any(s is None or s[0] != heads[cid] for cid, s in zip(heads, seen)):
+            return None
+        return Integrity(checked=True, campaigns=tuple(heads), problems=tuple(p for s in seen if s is not None for p in s[1]))
+
+    def record(self, heads: Mapping[int, tuple[Any, ...]], integrity: Integrity) -> None:
+        """Keep what a report's own check found, under the heads read before it read its
+        rows: if they moved meanwhile, the next call sees a newer head and verifies again."""
+        if not integrity.checked or tuple(heads) != integrity.campaigns:
+            return
+        with self._lock:
+            for cid, at in heads.items():
+                self._seen[cid] = (at, tuple(p for p in integrity.problems if p.campaign_id == cid))
 
     def integrity(self, engine: Engine, campaign_id: int) -> Integrity:
         """The report's integrity block: the campaign and every campaign it continues."""

@@ -234,3 +234,8 @@ def report_inputs(engine: Engine, campaign_id: int) -> tuple[Any, ...]:
             running = conn.execute(select(Attempt.__table__).where(a.campaign_id == cid, a.status == "running").order_by(a.id)).all()
         parts.append((cid, tuple(map(tuple, trials)), chain.head(engine, cid), tuple(map(tuple, running))))
     return tuple(parts)
+
+
+def input_heads(inputs: tuple[Any, ...]) -> dict[int, tuple[Any, ...]]:
+    """The chain head (``chain.head``) of each campaign a ``report_inputs`` summary covers."""
+    return {part[0]: part[2] for part in inputs[1:]}
