@@ -383,6 +383,35 @@ def test_a_refresh_after_a_change_reads_the_attempt_rows_once(engine, ro):
     assert bodies[0]["report"] != bodies[1]["report"] != bodies[2]["report"] and bodies[3] == bodies[2]
 
 
+def test_requests_at_once_after_a_change_build_one_report(engine, ro):
+    """Three requests for a campaign whose store just changed: one builds the report (one
+    read of its rows), the others wait for it and serve it."""
+    cid = make_campaign(engine)
+    view = ro()
+    reads: list[str] = []
+
+    @event.listens_for(view, "before_cursor_execute")
+    def every_row_read(conn, cursor, statement, parameters, context, executemany) -> None:
+        if "AS schema_diagnostics" in statement and statement.rstrip().endswith("ORDER BY attempts.seq"):  # chain.read_rows
+            reads.append(statement)
+
+    def head_moves() -> None:
+        last = max(repository.attempts_for(engine, cid), key=lambda a: a.seq)
+        chain.amend_tail(engine, last.id, teardown_outcome="recovered")
+
+    async def go() -> tuple[int, list[str]]:
+        async with TestClient(TestServer(build_app(view))) as client:
+            assert (await client.get(f"/campaigns/{cid}")).status == 200
+            await asyncio.get_running_loop().run_in_executor(None, head_moves)
+            before = len(reads)
+            replies = await asyncio.gather(*(client.get(f"/api/campaigns/{cid}") for _ in range(3)))
+            return len(reads) - before, [await r.text() for r in replies]
+
+    read_once, bodies = asyncio.run(go())
+    assert read_once == 1
+    assert len(set(bodies)) == 1 and json.loads(bodies[0])["report"]["trials"][-1]["teardown_outcome"] == "recovered"
+
+
 # --- read-only, loopback-only ------------------------------------------------------------
 
 

@@ -88,29 +88,38 @@ class Reports:
     summarizes everything a report reads (the campaign, its trials' statuses, its
     chain head and running attempts, and those of the campaigns it continues): the
     kept report is served while that summary is unchanged. The summary is read before
-    the report is built, so a kept report is never older than its summary says."""
+    the report is built, so a kept report is never older than its summary says.
+
+    One campaign's report is built by one request at a time: the others (a second tab,
+    the JSON endpoint) wait for it and then read the summary again, so they serve what it
+    built unless the store changed meanwhile. Six requests at once would otherwise build
+    six copies of a few hundred MB each, every one slower for the others."""
 
     KEEP = 2  # a 100,000-trial report is a few hundred MB of Python values
 
     def __init__(self) -> None:
         self._kept: OrderedDict[int, tuple[tuple[Any, ...], dict[str, Any]]] = OrderedDict()
         self._lock = threading.Lock()
+        self._building: dict[int, threading.Lock] = {}
 
     def get(self, engine: Engine, checks: source.ChainChecks, campaign_id: int) -> dict[str, Any]:
         """The campaign's report (raises what ``build_report`` raises)."""
-        inputs = repository.report_inputs(engine, campaign_id)
         with self._lock:
-            kept = self._kept.get(campaign_id)
-            if kept is not None and kept[0] == inputs:
+            building = self._building.setdefault(campaign_id, threading.Lock())
+        with building:
+            inputs = repository.report_inputs(engine, campaign_id)
+            with self._lock:
+                kept = self._kept.get(campaign_id)
+                if kept is not None and kept[0] == inputs:
+                    self._kept.move_to_end(campaign_id)
+                    return kept[1]
+            report = _built(engine, checks, campaign_id, repository.input_heads(inputs))
+            with self._lock:
+                self._kept[campaign_id] = (inputs, report)
                 self._kept.move_to_end(campaign_id)
-                return kept[1]
-        report = _built(engine, checks, campaign_id, repository.input_heads(inputs))
-        with self._lock:
-            self._kept[campaign_id] = (inputs, report)
-            self._kept.move_to_end(campaign_id)
-            while len(self._kept) > self.KEEP:
-                self._kept.popitem(last=False)
-        return report
+                while len(self._kept) > self.KEEP:
+                    self._kept.popitem(last=False)
+            return report
 
 
 def _built(engine: Engine, checks: source.ChainChecks, campaign_id: int, heads: dict[int, tuple[Any, ...]]) -> dict[str, Any]:
