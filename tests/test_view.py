@@ -35,7 +35,8 @@ from campaign.store.models import Attempt, Campaign
 from campaign.view import check_host
 from campaign.view.app import build_app
 from campaign.view.pages import summary_section
-from campaign.view.source import CampaignSummary, open_readonly
+from campaign.view.snapshot import campaign_snapshot
+from campaign.view.source import CampaignSummary, ChainChecks, open_readonly
 
 URL_LINE = re.compile(r"^campaign view: serving (http://127\.0\.0\.1:\d+/\S*) \(Ctrl-C to stop\)$")
 CELL = re.compile(r'<td data-variant="(\w+)" data-field="(\w+)" data-value="([^"]*)"[^>]*>([^<]*)</td>')
@@ -189,6 +190,20 @@ def test_the_variant_table_carries_exactly_the_report_numbers(engine, ro):
     # The JSON endpoint carries the very same sanitized report.
     (reply,) = fetch(view, f"/api/campaigns/{cid}")
     assert json.loads(reply.text)["report"] == json.loads(json.dumps(report))
+
+
+def test_the_json_endpoint_says_what_json_would_say(engine, ro):
+    """The report part is encoded by orjson, which spells some floats its own way (1e-05 as
+    0.00001): the values are the json module's, key order included."""
+    cid = make_campaign(engine, paired_trials(["alpha"], 2, lambda task, rep, variant: full_attempt(cost_usd=1e-05 * rep, wall_seconds=1 / 3)))
+    view = ro()
+    snap = campaign_snapshot(view, ChainChecks(), cid)
+    expected = json.loads(json.dumps(snap.as_json(), allow_nan=False))
+    (reply,) = fetch(view, f"/api/campaigns/{cid}")
+    assert reply.status == 200 and reply.headers["Content-Type"].startswith("application/json")
+    got = json.loads(reply.text)
+    assert got == expected and list(got) == list(expected) and list(got["report"]) == list(expected["report"])
+    assert got["report"]["trials"][0]["cost_usd"] == 1e-05
 
 
 def test_null_figures_say_why_in_words_never_zero(engine, ro):
