@@ -133,7 +133,9 @@ class ChainChecks:
     A page shows the chain verdict and a report that states it; verifying 100,000
     rows for every page (and again for its report) would cost seconds per refresh, so
     a campaign is verified again only when its head (``chain.head``) has moved. An
-    edit made outside the engine to an older row shows once the head moves next.
+    edit made outside the engine to an older row shows once the head moves next. A
+    report built after the head moved verifies the rows it reads and leaves its
+    verdict here (``record``), so a page reads them once.
     """
 
     def __init__(self) -> None:
@@ -168,11 +170,6 @@ class ChainChecks:
         with self._lock:
             for cid, at in heads.items():
                 self._seen[cid] = (at, tuple(p for p in integrity.problems if p.campaign_id == cid))
-
-    def integrity(self, engine: Engine, campaign_id: int) -> Integrity:
-        """The report's integrity block: the campaign and every campaign it continues."""
-        campaigns = tuple(repository.lineage(engine, campaign_id))
-        return Integrity(checked=True, campaigns=campaigns, problems=tuple(p for cid in campaigns for p in self.problems(engine, cid)))
 
 
 def verify(engine: Engine, checks: ChainChecks, campaign_id: int | None = None) -> ChainVerdict:
