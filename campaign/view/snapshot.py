@@ -26,6 +26,9 @@ from campaign.view import model, source
 from campaign.view.model import ProviderProgress
 from campaign.view.source import CampaignSummary, ChainVerdict
 
+# Each campaign's chain head (``chain.head``) by campaign id.
+Heads = dict[int, tuple[Any, ...]]
+
 # Why a campaign has no report page, in code-authored words (never the exception's text).
 NO_REPORT = {
     "plan_only": "This campaign is plan-only (planned, or never live and never attempted): a plan template is not a live result, so there is no report to show.",
@@ -112,27 +115,29 @@ class Reports:
         self._lock = threading.Lock()
         self._building: dict[int, threading.Lock] = {}
 
-    def get(self, engine: Engine, checks: source.ChainChecks, campaign_id: int) -> dict[str, Any]:
-        """The campaign's report (raises what ``build_report`` raises)."""
+    def get(self, engine: Engine, checks: source.ChainChecks, campaign_id: int) -> tuple[dict[str, Any], Heads]:
+        """The campaign's report and the chain heads its inputs were read at (raises what
+        ``build_report`` raises)."""
         with self._lock:
             building = self._building.setdefault(campaign_id, threading.Lock())
         with building:
             inputs = repository.report_inputs(engine, campaign_id)
+            heads = repository.input_heads(inputs)
             with self._lock:
                 kept = self._kept.get(campaign_id)
                 if kept is not None and kept[0] == inputs:
                     self._kept.move_to_end(campaign_id)
-                    return kept[1]
-            report = _built(engine, checks, campaign_id, repository.input_heads(inputs))
+                    return kept[1], heads
+            report = _built(engine, checks, campaign_id, heads)
             with self._lock:
                 self._kept[campaign_id] = (inputs, report)
                 self._kept.move_to_end(campaign_id)
                 while len(self._kept) > self.KEEP:
                     self._kept.popitem(last=False)
-            return report
+            return report, heads
 
 
-def _built(engine: Engine, checks: source.ChainChecks, campaign_id: int, heads: dict[int, tuple[Any, ...]]) -> dict[str, Any]:
+def _built(engine: Engine, checks: source.ChainChecks, campaign_id: int, heads: Heads) -> dict[str, Any]:
     """The report, with the kept chain verification when every campaign's head is where it
     was verified; else with the report's own check of the rows it reads anyway (one read
     of 100,000 rows, not two), which ``checks`` keeps for the heads read before it."""
@@ -148,23 +153,26 @@ def campaign_snapshot(engine: Engine, checks: source.ChainChecks, campaign_id: i
     summary = source.get_summary(engine, campaign_id)
     limits = repository.spend_limits(engine, campaign_id)
     report: dict[str, Any] | None = None
+    heads: Heads = {}
     why: str | None = None
     if summary.kind == "nonpaired":
         why = "nonpaired"
     else:
         try:
             if reports is not None:
-                report = reports.get(engine, checks, campaign_id)
+                report, heads = reports.get(engine, checks, campaign_id)
             else:
-                report = _built(engine, checks, campaign_id, {cid: chain.head(engine, cid) for cid in repository.lineage(engine, campaign_id)})
+                heads = {cid: chain.head(engine, cid) for cid in repository.lineage(engine, campaign_id)}
+                report = _built(engine, checks, campaign_id, heads)
         except PlanOnlyArtifact:
             why = "plan_only"
         except UsageProblem:
             # build_report refuses only what it cannot report as paired evidence.
             why = "nonpaired"
     # After the report: a report that verified the rows it read left its verdict in
-    # ``checks``, so the chain is not read a second time for the page's verdict.
-    verdict = source.verify(engine, checks, campaign_id)
+    # ``checks``, so the chain is not read a second time for the page's verdict (nor
+    # its head, when the report's inputs just read it).
+    verdict = source.verify(engine, checks, campaign_id, heads.get(campaign_id))
     providers = tuple(model.provider_progress(report, limits)) if report is not None else ()
     return CampaignSnapshot(summary, verdict, limits, report, why, providers)
 

@@ -142,8 +142,9 @@ class ChainChecks:
         self._seen: dict[int, tuple[tuple[Any, ...], tuple[chain.ChainProblem, ...]]] = {}
         self._lock = threading.Lock()
 
-    def problems(self, engine: Engine, campaign_id: int) -> tuple[chain.ChainProblem, ...]:
-        at = chain.head(engine, campaign_id)
+    def problems(self, engine: Engine, campaign_id: int, at: tuple[Any, ...] | None = None) -> tuple[chain.ChainProblem, ...]:
+        """``at``: the campaign's head, if the caller has just read it."""
+        at = chain.head(engine, campaign_id) if at is None else at
         with self._lock:
             seen = self._seen.get(campaign_id)
         if seen is not None and seen[0] == at:
@@ -172,9 +173,11 @@ class ChainChecks:
                 self._seen[cid] = (at, tuple(p for p in integrity.problems if p.campaign_id == cid))
 
 
-def verify(engine: Engine, checks: ChainChecks, campaign_id: int | None = None) -> ChainVerdict:
-    """The hash chain as `campaign verify` checks it, reduced to problem kinds and seqs."""
+def verify(engine: Engine, checks: ChainChecks, campaign_id: int | None = None, at: tuple[Any, ...] | None = None) -> ChainVerdict:
+    """The hash chain as `campaign verify` checks it, reduced to problem kinds and seqs.
+    ``at``: the campaign's head, just read by the caller (not read again)."""
     ids = [campaign_id] if campaign_id is not None else [c.id for c in list_campaigns(engine)]
-    problems = [p for cid in ids for p in checks.problems(engine, cid)]
+    problems = [p for cid in ids for p in checks.problems(engine, cid, at if cid == campaign_id else None)]
     reduced = tuple((enum_or_unlisted(p.kind, CHAIN_PROBLEM_KINDS) or "unlisted", p.seq if isinstance(p.seq, int) else None) for p in problems)
-    return ChainVerdict(chain.count_rows(engine, campaign_id), reduced)
+    rows = at[0] if at is not None and campaign_id is not None else chain.count_rows(engine, campaign_id)  # a head starts with its row count
+    return ChainVerdict(rows, reduced)
