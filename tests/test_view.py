@@ -206,6 +206,16 @@ def test_the_json_endpoint_says_what_json_would_say(engine, ro):
     assert got["report"]["trials"][0]["cost_usd"] == 1e-05
 
 
+def test_each_campaign_counts_only_its_own_trials(engine, ro):
+    small = make_campaign(engine, paired_trials(["alpha"], 1, lambda task, rep, variant: full_attempt()))
+    large = make_campaign(engine)
+    view = ro()
+    listed, *statuses = (json.loads(r.text) for r in fetch(view, "/api/campaigns", f"/api/campaigns/{small}/status", f"/api/campaigns/{large}/status"))
+    counts = {c["id"]: (c["finished"], c["scheduled"]) for c in listed["campaigns"]}
+    assert counts == {small: (2, 2), large: (8, 8)}
+    assert [(s["campaign"]["finished"], s["campaign"]["scheduled"]) for s in statuses] == [counts[small], counts[large]]
+
+
 def test_null_figures_say_why_in_words_never_zero(engine, ro):
     def attempt(task, rep, variant):
         if variant == "coding":

@@ -197,11 +197,10 @@ class CampaignCounts:
 def campaign_counts(engine: Engine, campaign_id: int | None = None) -> list[CampaignCounts]:
     """Every campaign (or one), oldest first, with finished/scheduled trial counts."""
     t = Trial.__table__.c
-    counts = (
-        select(t.campaign_id, func.count().label("scheduled"), func.coalesce(func.sum(case((t.status == "finished", 1), else_=0)), 0).label("finished"))
-        .group_by(t.campaign_id)
-        .subquery()
-    )
+    grouped = select(t.campaign_id, func.count().label("scheduled"), func.coalesce(func.sum(case((t.status == "finished", 1), else_=0)), 0).label("finished"))
+    if campaign_id is not None:  # one campaign's trials counted, not every campaign's (the view asks on every poll)
+        grouped = grouped.where(t.campaign_id == campaign_id)
+    counts = grouped.group_by(t.campaign_id).subquery()
     stmt = (
         select(Campaign.id, Campaign.kind, Campaign.state, Campaign.stop_reason, counts.c.finished, counts.c.scheduled)
         .outerjoin(counts, counts.c.campaign_id == Campaign.id)
