@@ -183,22 +183,26 @@ def _interrupted(rng: random.Random, campaign_id: int, pk: int, seq: int) -> dic
     }  # fmt: skip
 
 
-def _view_json(engine, checks: source.ChainChecks, campaign_id: int, reports: snapshot.Reports) -> bytes:
-    """The JSON endpoint's answer, from a worker thread as the view serves it."""
+def _served(answer):
+    """``answer()`` from a worker thread, as the view serves it: a report is then built the
+    way a process with threads builds it (no forked children)."""
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: snapshot.campaign_snapshot(engine, checks, campaign_id, reports).json_bytes()).result()
+        return pool.submit(answer).result()
+
+
+def _view_json(engine, checks: source.ChainChecks, campaign_id: int, reports: snapshot.Reports) -> bytes:
+    """The JSON endpoint's answer."""
+    return _served(lambda: snapshot.campaign_snapshot(engine, checks, campaign_id, reports).json_bytes())
 
 
 def _view_page(engine, checks: source.ChainChecks, campaign_id: int, reports: snapshot.Reports | None) -> str:
-    """The page as the view serves it: from a worker thread, so the report is built the
-    way a process with threads builds it (no forked children)."""
+    """The page."""
 
     def page() -> str:
         snap = snapshot.campaign_snapshot(engine, checks, campaign_id, reports)
         return pages.campaign_page(snap.summary, snap.verdict, snap.report, snap.providers, snap.total_cap_usd, None)
 
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(page).result()
+    return _served(page)
 
 
 def best_of(runs: int, fn) -> float:

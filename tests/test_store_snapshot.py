@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -150,9 +152,6 @@ def test_a_process_with_threads_runs_work_apart_in_its_thread(store):
 def test_work_apart_runs_here_when_no_child_can_be_had(store, backend_url, tmp_path):
     """Out of file descriptors (a real limit, in a process of its own): no pipe, so no
     child; the work runs beside, as in a process with threads, and gives its answer."""
-    import subprocess
-    import sys
-
     _campaign(store)
     script = tmp_path / "limited.py"
     script.write_text(

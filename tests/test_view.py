@@ -113,6 +113,25 @@ def fetch_after(engine, path: str, *changes) -> list[str]:
     return asyncio.run(go())
 
 
+def row_reads(engine) -> list[str]:
+    """Each statement that reads every attempt row of a campaign (``chain.read_rows``)
+    on ``engine`` from now on, as it runs."""
+    reads: list[str] = []
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def every_row_read(conn, cursor, statement, parameters, context, executemany) -> None:
+        if "AS schema_diagnostics" in statement and statement.rstrip().endswith("ORDER BY attempts.seq"):
+            reads.append(statement)
+
+    return reads
+
+
+def amend_last(engine, campaign_id: int) -> None:
+    """The engine amends the campaign's last row: its chain head moves."""
+    last = max(repository.attempts_for(engine, campaign_id), key=lambda a: a.seq)
+    chain.amend_tail(engine, last.id, teardown_outcome="recovered")
+
+
 def cells(text: str) -> dict[tuple[str, str], tuple[object, str]]:
     """(variant, field) -> (the JSON value the cell carries, the text it shows)."""
     return {(v, f): (json.loads(html.unescape(value)), html.unescape(shown)) for v, f, value, shown in CELL.findall(text)}
@@ -354,8 +373,7 @@ def test_a_campaign_is_verified_once_per_change_of_its_chain_head(engine, ro):
             conn.execute(update(Attempt).where(Attempt.campaign_id == cid, Attempt.seq == 2).values(wall_seconds=1.0))
 
     def amend() -> None:
-        last = max(repository.attempts_for(engine, cid), key=lambda a: a.seq)
-        chain.amend_tail(engine, last.id, teardown_outcome="recovered")
+        amend_last(engine, cid)
 
     bodies = [json.loads(text) for text in fetch_after(view, f"/api/campaigns/{cid}", None, edit, amend)]
     first, edited, moved = [(body["chain"], body["report"]["integrity"]["chain_verified"]) for body in bodies]
@@ -374,12 +392,7 @@ def test_a_refresh_after_a_change_reads_the_attempt_rows_once(engine, ro):
     trials[-1]["status"], trials[-1]["reason"] = "scheduled", None
     cid = make_campaign(engine, trials, state="running")
     view = ro()
-    reads: list[str] = []
-
-    @event.listens_for(view, "before_cursor_execute")
-    def every_row_read(conn, cursor, statement, parameters, context, executemany) -> None:
-        if "AS schema_diagnostics" in statement and statement.rstrip().endswith("ORDER BY attempts.seq"):  # chain.read_rows
-            reads.append(statement)
+    reads = row_reads(view)
 
     counts: list[int] = []
 
@@ -396,8 +409,7 @@ def test_a_refresh_after_a_change_reads_the_attempt_rows_once(engine, ro):
         assert repository.mark_not_attempted(engine, pk, "spend_limit")
 
     def head_moves() -> None:
-        last = max(repository.attempts_for(engine, cid), key=lambda a: a.seq)
-        chain.amend_tail(engine, last.id, teardown_outcome="recovered")
+        amend_last(engine, cid)
 
     path = f"/api/campaigns/{cid}"
     bodies = [json.loads(text) for text in fetch_after(view, path, counted(), counted(head_stays), counted(head_moves), counted())]
@@ -413,16 +425,10 @@ def test_requests_at_once_after_a_change_build_one_report(engine, ro):
     read of its rows), the others wait for it and serve it."""
     cid = make_campaign(engine)
     view = ro()
-    reads: list[str] = []
-
-    @event.listens_for(view, "before_cursor_execute")
-    def every_row_read(conn, cursor, statement, parameters, context, executemany) -> None:
-        if "AS schema_diagnostics" in statement and statement.rstrip().endswith("ORDER BY attempts.seq"):  # chain.read_rows
-            reads.append(statement)
+    reads = row_reads(view)
 
     def head_moves() -> None:
-        last = max(repository.attempts_for(engine, cid), key=lambda a: a.seq)
-        chain.amend_tail(engine, last.id, teardown_outcome="recovered")
+        amend_last(engine, cid)
 
     async def go() -> tuple[int, list[str]]:
         async with TestClient(TestServer(build_app(view))) as client:
