@@ -3,7 +3,7 @@
 The per-trial rows of a report are the trials in scope, in schedule order, each
 with its result: its one finished attempt, or, for a trial a continuation
 carried over, the finished attempt of the trial it points at (the rule of
-``aggregates._OWNER``). The chain check reads every attempt row of the campaign
+``aggregates.selections.OWNER``). The chain check reads every attempt row of the campaign
 and of the campaigns it continues, as stored, to hash them; the report pairs the
 same rows with ``aggregates.scope_trials`` here instead of reading them again.
 

@@ -1,0 +1,242 @@
+"""What the trials in scope came to: per variant, per task (the paired differences), per
+status, and each trial in schedule order (``scope_trials``, which the report pairs with
+the attempt rows the chain check read)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Float, and_, case, cast, func, null, or_, select
+
+from campaign.report.aggregates.selections import (
+    FINISHED,
+    OWNER,
+    RESULTS,
+    RESULTS_OUTER,
+    TRIAL_COLUMNS,
+    Scope,
+    as_float,
+    attempts,
+    count_if,
+    verified_passed,
+    trials,
+)
+from campaign.vocabulary import BASELINE, CODING, DIAGNOSTIC_COUNTERS, MISSING_COUNTERS
+
+# Values whose NULLs the report counts per variant ("what is missing"); the bridge
+# diagnostics count apart, only with the diagnostic version marker.
+_PLAIN_MISSING = tuple(name for name in MISSING_COUNTERS if name not in DIAGNOSTIC_COUNTERS)
+
+
+# --- per variant: results ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VariantRow:
+    """One variant's result attempts (at most one finished attempt per trial)."""
+
+    variant: str
+    attempts: int
+    carried: int
+    successes: int
+    wall_mean: float | None
+    with_wall: int
+    recoveries: int
+    recoveries_known: int
+    missing: dict[str, int]
+
+
+def variant_rows(conn: Connection, scope: Scope) -> list[VariantRow]:
+    """One row per variant that has at least one result attempt."""
+    c = attempts.c
+    missing_cols = [count_if(getattr(c, name).is_(None)).label(f"missing_{name}") for name in _PLAIN_MISSING]
+    missing_cols += [
+        count_if(or_(c.diagnostic_events_version.is_(None), getattr(c, name).is_(None))).label(f"missing_{name}") for name in DIAGNOSTIC_COUNTERS
+    ]
+    stmt = (
+        select(
+            trials.c.variant,
+            func.count(c.id).label("attempts"),
+            func.count(trials.c.carried_from_trial_pk).label("carried"),
+            count_if(verified_passed()).label("successes"),
+            func.avg(cast(c.wall_seconds, Float)).label("wall_mean"),
+            func.count(c.wall_seconds).label("with_wall"),
+            count_if(and_(c.tool_errors >= 1, verified_passed())).label("recoveries"),
+            func.count(c.tool_errors).label("recoveries_known"),
+            *missing_cols,
+        )
+        .select_from(RESULTS)
+        .where(*scope.where())
+        .group_by(trials.c.variant)
+    )
+    return [
+        VariantRow(
+            variant=row["variant"],
+            attempts=int(row["attempts"]),
+            carried=int(row["carried"]),
+            successes=int(row["successes"]),
+            wall_mean=as_float(row["wall_mean"]),
+            with_wall=int(row["with_wall"]),
+            recoveries=int(row["recoveries"]),
+            recoveries_known=int(row["recoveries_known"]),
+            missing={name: int(row[f"missing_{name}"]) for name in _PLAIN_MISSING + DIAGNOSTIC_COUNTERS},
+        )
+        for row in conn.execute(stmt).mappings()
+    ]
+
+
+# --- paired differences ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    task: str
+    pairs: int
+    success_difference: float
+    baseline_successes: int
+    coding_successes: int
+    wall_pairs: int
+    wall_difference: float | None
+    # The pairs that disagreed, each way: with ``pairs`` they are the task's whole
+    # distribution of pair differences (+1, 0, -1), which the planner resamples.
+    coding_only: int = 0
+    baseline_only: int = 0
+
+
+def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
+    """Per task: mean over complete pairs of (coding - baseline), for success and wall.
+
+    A pair is complete when both its baseline and coding trials have a result
+    (a finished attempt; an interrupted one is no result). Success is
+    ``verified_pass IS TRUE`` (a timeout or an unverified finished attempt is a
+    failure, as in the per-variant rates). Wall uses only pairs where both wall
+    times are known: ``avg`` skips the NULL difference, so a missing wall time
+    drops that pair's wall comparison and nothing else.
+    """
+    c, t = attempts.c, trials.c
+
+    def per_variant(name: str, value) -> Any:
+        return func.max(case((t.variant == name, value), else_=null()))
+
+    attempted = case((c.id.is_not(None), 1), else_=0)
+    passed = case((verified_passed(), 1), else_=0)
+    pair = (
+        select(
+            t.task.label("task"),
+            per_variant(BASELINE, attempted).label("b_att"),
+            per_variant(CODING, attempted).label("c_att"),
+            per_variant(BASELINE, passed).label("b_pass"),
+            per_variant(CODING, passed).label("c_pass"),
+            per_variant(BASELINE, c.wall_seconds).label("b_wall"),
+            per_variant(CODING, c.wall_seconds).label("c_wall"),
+        )
+        .select_from(RESULTS_OUTER)
+        .where(*scope.where(), t.variant.in_((BASELINE, CODING)))
+        .group_by(t.task, t.pair_id)
+        .subquery("pair")
+    )
+    p = pair.c
+    wall_diff = cast(p.c_wall, Float) - cast(p.b_wall, Float)
+    stmt = (
+        select(
+            p.task,
+            func.count().label("pairs"),
+            func.avg(cast(p.c_pass - p.b_pass, Float)).label("success_difference"),
+            func.sum(p.b_pass).label("b_successes"),
+            func.sum(p.c_pass).label("c_successes"),
+            func.count(wall_diff).label("wall_pairs"),
+            func.avg(wall_diff).label("wall_difference"),
+            count_if(p.c_pass > p.b_pass).label("coding_only"),
+            count_if(p.b_pass > p.c_pass).label("baseline_only"),
+        )
+        .where(p.b_att == 1, p.c_att == 1)
+        .group_by(p.task)
+    )
+    # Ordered here, by code point, not by ORDER BY: text ORDER BY follows the
+    # database's collation (binary on SQLite, often ICU/glibc on PostgreSQL),
+    # and the cluster order is the bootstrap's index order, so a collation
+    # must not change the interval of the same store.
+    rows = sorted(conn.execute(stmt), key=lambda row: row.task)
+    return [
+        TaskRow(
+            task=row.task,
+            pairs=int(row.pairs),
+            success_difference=float(row.success_difference),
+            baseline_successes=int(row.b_successes),
+            coding_successes=int(row.c_successes),
+            wall_pairs=int(row.wall_pairs),
+            wall_difference=as_float(row.wall_difference),
+            coding_only=int(row.coding_only),
+            baseline_only=int(row.baseline_only),
+        )
+        for row in rows
+    ]
+
+
+# --- completion ----------------------------------------------------------------------
+
+
+def trials_by_status(conn: Connection, scope: Scope) -> dict[str, int]:
+    """How many trials in scope have each status (an index-only count)."""
+    t = trials.c
+    return {k: int(v) for k, v in conn.execute(select(t.status, func.count()).where(*scope.where()).group_by(t.status)).all()}
+
+
+def distinct_values(conn: Connection, scope: Scope) -> tuple[list[str], list[str], list[str]]:
+    """(providers, scheduled models, observed agent models of the results), sorted."""
+    t, c = trials.c, attempts.c
+    # Sorted in Python (code point order), not by the database's collation.
+    providers = sorted(conn.execute(select(t.provider).where(*scope.where()).distinct()).scalars().all())
+    models = sorted(conn.execute(select(t.model).where(*scope.where()).distinct()).scalars().all())
+    observed = conn.execute(
+        select(c.agent_model).select_from(RESULTS).where(*scope.where(), c.agent_model.is_not(None)).distinct().order_by(c.agent_model).limit(64)
+    ).scalars().all()
+    return list(providers), list(models), list(observed)
+
+
+# --- per-trial rows --------------------------------------------------------------------
+
+
+def _interrupted_per_trial(scope: Scope) -> Any:
+    """trial_pk -> how many attempts without a verdict it holds (spend scope only)."""
+    c = attempts.c
+    return (
+        select(c.trial_pk.label("trial_pk"), func.count().label("n"))
+        .where(c.campaign_id.in_(scope.campaigns), ~FINISHED)
+        .group_by(c.trial_pk)
+        .subquery("interrupted")
+    )
+
+
+def _with_interrupted(base: Any, scope: Scope) -> tuple[Any, Any]:
+    """``base`` outer-joined to the per-trial interrupted counts, and the count column."""
+    counts = _interrupted_per_trial(scope)
+    return base.outerjoin(counts, counts.c.trial_pk == OWNER), func.coalesce(counts.c.n, 0).label("interrupted_attempts")
+
+
+# The columns ``scope_trials`` returns, in order.
+SCOPE_TRIAL_NAMES = ("id", "carried_from_trial_pk", *(c.name for c in TRIAL_COLUMNS))
+
+
+def scope_trials(conn: Connection, scope: Scope) -> Sequence[Sequence[Any]]:
+    """Every trial in scope, in schedule order (``SCOPE_TRIAL_NAMES``): the report pairs
+    each with its result from the attempt rows it read for the chain check."""
+    stmt = select(trials.c.id, trials.c.carried_from_trial_pk, *TRIAL_COLUMNS).where(*scope.where()).order_by(trials.c.position)
+    return conn.execute(stmt).all()
+
+
+def unattempted_trials(conn: Connection, scope: Scope) -> list[dict[str, Any]]:
+    """Scheduled trials without a result (stopped, not reached, or only interrupted attempts)."""
+    source, interrupted = _with_interrupted(RESULTS_OUTER, scope)
+    stmt = (
+        select(*TRIAL_COLUMNS, trials.c.status, trials.c.not_attempted_reason, interrupted)
+        .select_from(source)
+        .where(*scope.where(), attempts.c.id.is_(None))
+        .order_by(trials.c.position)
+    )
+    return [dict(row) for row in conn.execute(stmt).mappings()]
+
+
+__all__ = ["SCOPE_TRIAL_NAMES", "TaskRow", "VariantRow", "distinct_values", "scope_trials", "task_rows", "trials_by_status", "unattempted_trials", "variant_rows"]
