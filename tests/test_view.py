@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -32,11 +33,12 @@ from campaign.store.limits import SpendLimits
 from campaign.store import chain, repository
 from campaign.store.migrate import open_store
 from campaign.store.models import Attempt, Campaign
-from campaign.view import check_host
+from campaign.view import check_host, snapshot
 from campaign.view.app import build_app
 from campaign.view.pages import summary_section
 from campaign.view.snapshot import campaign_snapshot
-from campaign.view.source import CampaignSummary, ChainChecks, open_readonly
+from campaign.view.model import Building
+from campaign.view.source import CampaignSummary, ChainChecks, ChainVerdict, open_readonly
 
 URL_LINE = re.compile(r"^campaign view: serving (http://127\.0\.0\.1:\d+/\S*) \(Ctrl-C to stop\)$")
 CELL = re.compile(r'<td data-variant="(\w+)" data-field="(\w+)" data-value="([^"]*)"[^>]*>([^<]*)</td>')
@@ -441,6 +443,97 @@ def test_requests_at_once_after_a_change_build_one_report(engine, ro):
     read_once, bodies = asyncio.run(go())
     assert read_once == 1
     assert len(set(bodies)) == 1 and json.loads(bodies[0])["report"]["trials"][-1]["teardown_outcome"] == "recovered"
+
+
+class Gated:
+    """A report build that waits until the test opens its gate (the real build then runs)
+    and counts how often it was started; ``fail`` makes the next one raise instead."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.gate.set()
+        self.started = 0
+        self.fail: Exception | None = None
+
+    def __call__(self, *args):
+        self.started += 1
+        assert self.gate.wait(30), "the test never opened the gate"
+        failure, self.fail = self.fail, None
+        if failure is not None:
+            raise failure
+        return snapshot._built(*args)
+
+
+def test_a_patient_reader_gets_the_older_report_while_the_newer_one_builds(engine, ro):
+    """On a big store a page must not wait seconds for each move of the head: with
+    patience, the kept report is served, marked older, while one build of the store as it
+    is now runs; a reader without patience (the JSON endpoint) waits for that build."""
+    cid = make_campaign(engine, state="running")
+    view, checks, build = ro(), ChainChecks(), Gated()
+    reports = snapshot.Reports(build=build)
+    first, building = reports.get(view, checks, cid, patience=0)  # nothing kept: it waits
+    assert building is None and first.report["trials"][-1]["teardown_outcome"] != "recovered"
+
+    build.gate.clear()
+    amend_last(engine, cid)
+    older, building = reports.get(view, checks, cid, patience=0)
+    again, building_again = reports.get(view, checks, cid, patience=0)
+    assert older is first and again is first
+    assert building == building_again == Building(report_rows=8, store_rows=8)
+    assert build.started == 2  # the second request joined the build the first started
+
+    build.gate.set()
+    newer, building = reports.get(view, checks, cid)
+    assert building is None and newer is not first and build.started == 2
+    assert newer.report["trials"][-1]["teardown_outcome"] == "recovered"
+    assert newer.verdict(cid) == ChainVerdict(8, ())
+    assert reports.get(view, checks, cid, patience=0) == (newer, None)
+
+
+def test_a_failed_build_reaches_its_readers_and_the_next_one_builds_again(engine, ro):
+    cid = make_campaign(engine)
+    view, checks, build = ro(), ChainChecks(), Gated()
+    reports = snapshot.Reports(build=build)
+    build.fail = OSError("the disk went away")
+    with pytest.raises(OSError, match="the disk went away"):
+        reports.get(view, checks, cid, patience=0)
+    built, building = reports.get(view, checks, cid, patience=0)
+    assert building is None and build.started == 2 and built.report["campaign"]["id"] == cid
+
+
+def test_a_page_says_its_report_is_older_and_reloads_until_the_newer_one_is_shown(engine, ro):
+    cid = make_campaign(engine)  # completed: only an older report makes its page poll
+    view, build = ro(), Gated()
+    reports = snapshot.Reports(build=build)
+
+    def slower_last() -> None:
+        """The engine amends the last row with a wall time the page shows."""
+        last = max(repository.attempts_for(engine, cid), key=lambda a: a.seq)
+        chain.amend_tail(engine, last.id, wall_seconds=4242.0)
+
+    async def go() -> list[str]:
+        async with TestClient(TestServer(build_app(view, report_patience=0, reports=reports))) as client:
+            texts = [await (await client.get(f"/campaigns/{cid}")).text()]
+            build.gate.clear()
+            await asyncio.get_running_loop().run_in_executor(None, slower_last)
+            texts.append(await (await client.get(f"/campaigns/{cid}")).text())
+            texts.append(await (await client.get(f"/api/campaigns/{cid}/status")).text())
+            # The JSON endpoint has no patience: it waits for the report of the store as it is.
+            build.gate.set()
+            texts.append(await (await client.get(f"/api/campaigns/{cid}")).text())
+            texts.append(await (await client.get(f"/campaigns/{cid}")).text())
+            return texts
+
+    current, older, status, body, newer = asyncio.run(go())
+    assert 'id="building"' not in current and "data-refresh-url" not in current
+    assert 'id="building"' in older and "The store changed since this report was built (from 8 attempt rows; 8 now)" in older
+    assert 'id="live"' not in older  # not running: the banner says why it reloads
+    match = re.search(r'data-refresh-url="([^"]+)" data-fingerprint="([^"]+)"', older)
+    assert match and match.group(1) == f"/api/campaigns/{cid}/status"
+    assert json.loads(status)["fingerprint"] != html.unescape(match.group(2))  # so it reloads at the next poll
+    assert json.loads(body)["report"]["trials"][-1]["wall_seconds"] == 4242.0
+    assert 'id="building"' not in newer and "data-refresh-url" not in newer
+    assert 'data-field="wall_seconds">4242.000<' in newer and "4242" not in older
 
 
 # --- read-only, loopback-only ------------------------------------------------------------

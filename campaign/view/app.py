@@ -39,6 +39,7 @@ ENGINE = web.AppKey("engine", Engine)
 CHECKS = web.AppKey("chain_checks", source.ChainChecks)
 REPORTS = web.AppKey("reports", snapshot.Reports)
 ALLOW_REMOTE = web.AppKey("allow_remote", bool)
+PATIENCE: web.AppKey[float | None] = web.AppKey("report_patience")
 STATIC = web.AppKey("static", dict)
 
 STATIC_FILES = {"view.js": "text/javascript", "view.css": "text/css"}
@@ -55,13 +56,21 @@ SECURITY_HEADERS = {
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+# How long `campaign view` waits for a newer report before a page shows the one it has,
+# marked as older (``snapshot.Reports``): a report that builds within it is always
+# shown current; one of 100,000 attempts takes about 3 s.
+PAGE_PATIENCE_S = 0.5
 
-def build_app(engine: Engine, *, allow_remote: bool = False) -> web.Application:
+
+def build_app(engine: Engine, *, allow_remote: bool = False, report_patience: float | None = None, reports: snapshot.Reports | None = None) -> web.Application:
+    """``report_patience``: see ``PAGE_PATIENCE_S`` (None: a page waits for the report
+    of the store as it is, as the JSON endpoint always does)."""
     app = web.Application(middlewares=[guard])
     app[ENGINE] = engine
     app[CHECKS] = source.ChainChecks()
-    app[REPORTS] = snapshot.Reports()
+    app[REPORTS] = reports or snapshot.Reports()
     app[ALLOW_REMOTE] = allow_remote
+    app[PATIENCE] = report_patience
     app[STATIC] = {name: (resources.files("campaign.view") / "static" / name).read_bytes() for name in STATIC_FILES}
     app.add_routes(
         [
@@ -137,12 +146,17 @@ async def campaigns_page(request: web.Request) -> web.Response:
 
 async def campaign_page(request: web.Request) -> web.Response:
     cid = _campaign_id(request)
-    snap: snapshot.CampaignSnapshot = await blocking(request, snapshot.campaign_snapshot, request.app[CHECKS], cid, request.app[REPORTS])
-    refresh = pages.Refresh(f"/api/campaigns/{cid}/status", snap.summary.fingerprint()) if snap.summary.state == "running" else None
+    snap: snapshot.CampaignSnapshot = await blocking(request, snapshot.campaign_snapshot, request.app[CHECKS], cid, request.app[REPORTS], request.app[PATIENCE])
+    refresh = None
+    if snap.summary.state == "running" or snap.building is not None:
+        # A page showing an older report differs from every status answer: it reloads at
+        # the next poll, and shows the newer report once that is built.
+        fingerprint = snap.summary.fingerprint() + (" (older report)" if snap.building is not None else "")
+        refresh = pages.Refresh(f"/api/campaigns/{cid}/status", fingerprint)
     no_report = snapshot.NO_REPORT.get(snap.no_report) if snap.no_report else None
     query = trials.TrialQuery.parse(request.query)
     # Filtering 100,000 trials takes a tenth of a second: not on the loop serving the others.
-    render = functools.partial(pages.campaign_page, snap.summary, snap.verdict, snap.report, snap.providers, snap.total_cap_usd, refresh, no_report, query)
+    render = functools.partial(pages.campaign_page, snap.summary, snap.verdict, snap.report, snap.providers, snap.total_cap_usd, refresh, no_report, query, snap.building)
     return html_response(await asyncio.get_running_loop().run_in_executor(None, render))
 
 

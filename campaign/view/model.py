@@ -85,6 +85,15 @@ def unknown_of(count: int) -> str:
 
 
 @dataclass(frozen=True)
+class Building:
+    """The report shown was built from ``report_rows`` attempt rows; the store holds
+    ``store_rows`` now, and a report of what it holds now is being built."""
+
+    report_rows: int
+    store_rows: int
+
+
+@dataclass(frozen=True)
 class ProviderProgress:
     provider: str
     scheduled: int

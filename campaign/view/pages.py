@@ -20,7 +20,7 @@ from campaign.report import detectable
 from campaign.report.forest import render_svg
 from campaign.view import model, trials
 from campaign.view.html import el, fmt, h, json_attr, text
-from campaign.view.model import ProviderProgress, null_reason, unknown_of
+from campaign.view.model import Building, ProviderProgress, null_reason, unknown_of
 from campaign.view.source import CampaignSummary, ChainVerdict
 from campaign.vocabulary import PROVIDER_FAULT_WORDS
 
@@ -113,11 +113,23 @@ def campaign_page(
     refresh: Refresh | None,
     no_report: str | None = None,
     query: trials.TrialQuery = trials.ALL,
+    building: Building | None = None,
 ) -> str:
     title = f"campaign {summary.id}"
-    parts = [chain_banner(verdict, title), text("h1", f"Campaign {summary.id}")]
-    if refresh:
+    scope = title if building is None else f"{title}, as the report below was built"
+    parts = [chain_banner(verdict, scope), text("h1", f"Campaign {summary.id}")]
+    if refresh and summary.state == "running":
         parts.append(text("p", f"Running: this page refreshes itself every {REFRESH_SECONDS} s while the campaign runs.", class_="banner live", id="live"))
+    if building is not None:
+        parts.append(
+            text(
+                "p",
+                f"The store changed since this report was built (from {building.report_rows} attempt rows; {building.store_rows} now). "
+                "A report of the store as it is now is being built: this page reloads when it is ready.",
+                class_="banner live",
+                id="building",
+            )
+        )
     parts.append(summary_section(summary, report))
     if report is None:
         parts.append(text("p", no_report or "No report for this campaign.", class_="banner", id="no-report"))

@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from campaign.errors import CampaignError, Interrupted, UsageProblem
 from campaign.isolation import as_loopback
 from campaign.view import source
-from campaign.view.app import build_app
+from campaign.view.app import PAGE_PATIENCE_S, build_app
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ async def _serve_until_signal(engine: Engine, sock: socket.socket, opts: ViewOpt
     stopped: asyncio.Future[int] = loop.create_future()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, lambda s=signum: stopped.done() or stopped.set_result(s))
-    runner = web.AppRunner(build_app(engine, allow_remote=opts.allow_remote), access_log=None, handle_signals=False)
+    runner = web.AppRunner(build_app(engine, allow_remote=opts.allow_remote, report_patience=PAGE_PATIENCE_S), access_log=None, handle_signals=False)
     await runner.setup()
     try:
         await web.SockSite(runner, sock).start()

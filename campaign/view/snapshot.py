@@ -8,10 +8,13 @@ is the same allowlisted data.
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,11 +22,11 @@ import orjson
 from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
-from campaign.report import PlanOnlyArtifact, build_report
-from campaign.store import chain, repository
+from campaign.report import Integrity, PlanOnlyArtifact, build_report
+from campaign.store import repository
 from campaign.store.limits import SpendLimits
 from campaign.view import model, source
-from campaign.view.model import ProviderProgress
+from campaign.view.model import Building, ProviderProgress
 from campaign.view.source import CampaignSummary, ChainVerdict
 
 # Each campaign's chain head (``chain.head``) by campaign id.
@@ -46,6 +49,8 @@ class CampaignSnapshot:
     report: dict[str, Any] | None
     no_report: str | None
     providers: tuple[ProviderProgress, ...]
+    # Not None: the report is of an earlier state of the store, and a newer one is being built.
+    building: Building | None = None
 
     @property
     def total_cap_usd(self) -> float | None:
@@ -93,6 +98,30 @@ def list_snapshot(engine: Engine, checks: source.ChainChecks) -> ListSnapshot:
     return ListSnapshot(tuple(source.list_campaigns(engine)), source.verify(engine, checks))
 
 
+@dataclass(frozen=True)
+class Built:
+    """A report, the summary of the store it was built from (``repository.report_inputs``),
+    and the chain check it states."""
+
+    inputs: tuple[Any, ...]
+    report: dict[str, Any]
+    integrity: Integrity
+
+    @property
+    def heads(self) -> Heads:
+        return repository.input_heads(self.inputs)
+
+    def verdict(self, campaign_id: int) -> ChainVerdict:
+        """The campaign's chain verdict as this report's check found it, at its heads."""
+        return source.verdict(self.heads[campaign_id][0], (p for p in self.integrity.problems if p.campaign_id == campaign_id))
+
+
+@dataclass(frozen=True)
+class _Job:
+    inputs: tuple[Any, ...]
+    done: Future[Built]
+
+
 class Reports:
     """The last few campaigns' reports, each kept until what it is built from changes.
 
@@ -103,78 +132,115 @@ class Reports:
     kept report is served while that summary is unchanged. The summary is read before
     the report is built, so a kept report is never older than its summary says.
 
-    One campaign's report is built by one request at a time: the others (a second tab,
-    the JSON endpoint) wait for it and then read the summary again, so they serve what it
-    built unless the store changed meanwhile. Six requests at once would otherwise build
-    six copies of a few hundred MB each, every one slower for the others."""
+    One campaign's report is built by one thread at a time: requests that arrive while
+    it runs wait for it, and serve what it built unless the store changed meanwhile. Six
+    requests at once would otherwise build six copies of a few hundred MB each.
+
+    A caller with ``patience`` (the view's pages) waits that long for a newer report
+    when an older one is kept, and then gets the older one, marked not current, while
+    the newer one is still built: on a running 100,000-attempt campaign the head moves
+    with every attempt, and a page must not wait seconds for each. ``build`` stands in
+    for the report's build in tests."""
 
     KEEP = 2  # a 100,000-trial report is a few hundred MB of Python values
 
-    def __init__(self) -> None:
-        self._kept: OrderedDict[int, tuple[tuple[Any, ...], dict[str, Any]]] = OrderedDict()
+    def __init__(self, build: Callable[[Engine, source.ChainChecks, int, Heads], tuple[dict[str, Any], Integrity]] | None = None) -> None:
+        self._build = build or _built
+        self._kept: OrderedDict[int, Built] = OrderedDict()
+        self._jobs: dict[int, _Job] = {}
         self._lock = threading.Lock()
-        self._building: dict[int, threading.Lock] = {}
 
-    def get(self, engine: Engine, checks: source.ChainChecks, campaign_id: int) -> tuple[dict[str, Any], Heads]:
-        """The campaign's report and the chain heads its inputs were read at (raises what
-        ``build_report`` raises)."""
-        with self._lock:
-            building = self._building.setdefault(campaign_id, threading.Lock())
-        with building:
+    def get(self, engine: Engine, checks: source.ChainChecks, campaign_id: int, patience: float | None = None) -> tuple[Built, Building | None]:
+        """The campaign's report, and None when it is of the store as it is now; else
+        what the store holds now, a newer report being built (raises what ``build_report``
+        raises). ``patience``: seconds to wait for the newer report when an older one is
+        kept (None: until it is built)."""
+        deadline = None if patience is None else time.monotonic() + patience
+        while True:
             inputs = repository.report_inputs(engine, campaign_id)
-            heads = repository.input_heads(inputs)
             with self._lock:
                 kept = self._kept.get(campaign_id)
-                if kept is not None and kept[0] == inputs:
+                if kept is not None and kept.inputs == inputs:
                     self._kept.move_to_end(campaign_id)
-                    return kept[1], heads
-            report = _built(engine, checks, campaign_id, heads)
+                    return kept, None
+                job = self._jobs.get(campaign_id) or self._start(engine, checks, campaign_id, inputs)
+            try:
+                built = job.done.result(timeout=None if kept is None or deadline is None else max(0.0, deadline - time.monotonic()))
+            except FutureTimeout:
+                assert kept is not None
+                return kept, Building(kept.heads[campaign_id][0], repository.input_heads(inputs)[campaign_id][0])
+            if built.inputs == inputs:
+                return built, None
+            # It was building an older state of the store: look again.
+
+    def _start(self, engine: Engine, checks: source.ChainChecks, campaign_id: int, inputs: tuple[Any, ...]) -> _Job:
+        """A build of the store as ``inputs`` summarize it (or newer), in a thread of its own
+        that outlives the request that started it (held: ``self._lock``)."""
+        job = _Job(inputs, Future())
+        self._jobs[campaign_id] = job
+        threading.Thread(target=self._run, args=(job, engine, checks, campaign_id), name=f"campaign-report-{campaign_id}", daemon=True).start()
+        return job
+
+    def _run(self, job: _Job, engine: Engine, checks: source.ChainChecks, campaign_id: int) -> None:
+        try:
+            report, integrity = self._build(engine, checks, campaign_id, repository.input_heads(job.inputs))
+        except BaseException as exc:  # handed to every request waiting for it
             with self._lock:
-                self._kept[campaign_id] = (inputs, report)
-                self._kept.move_to_end(campaign_id)
-                while len(self._kept) > self.KEEP:
-                    self._kept.popitem(last=False)
-            return report, heads
+                del self._jobs[campaign_id]
+            job.done.set_exception(exc)
+            return
+        built = Built(job.inputs, report, integrity)
+        with self._lock:
+            del self._jobs[campaign_id]
+            self._kept[campaign_id] = built
+            self._kept.move_to_end(campaign_id)
+            while len(self._kept) > self.KEEP:
+                self._kept.popitem(last=False)
+        job.done.set_result(built)
 
 
-def _built(engine: Engine, checks: source.ChainChecks, campaign_id: int, heads: Heads) -> dict[str, Any]:
-    """The report, with the kept chain verification when every campaign's head is where it
-    was verified; else with the report's own check of the rows it reads anyway (one read
-    of 100,000 rows, not two), which ``checks`` keeps for the heads read before it."""
+def _built(engine: Engine, checks: source.ChainChecks, campaign_id: int, heads: Heads) -> tuple[dict[str, Any], Integrity]:
+    """The report and its chain check: the kept verification when every campaign's head
+    is where it was verified; else the report's own check of the rows it reads anyway
+    (one read of 100,000 rows, not two), which ``checks`` keeps for the heads read before it."""
     known = checks.known(heads)
     if known is not None:
-        return build_report(engine, campaign_id, integrity=known)
-    return build_report(engine, campaign_id, on_checked=functools.partial(checks.record, heads))
+        return build_report(engine, campaign_id, integrity=known), known
+    found: list[Integrity] = []
+
+    def checked(integrity: Integrity) -> None:
+        found.append(integrity)
+        checks.record(heads, integrity)
+
+    report = build_report(engine, campaign_id, on_checked=checked)
+    return report, found[0]
 
 
-def campaign_snapshot(engine: Engine, checks: source.ChainChecks, campaign_id: int, reports: Reports | None = None) -> CampaignSnapshot:
+def campaign_snapshot(engine: Engine, checks: source.ChainChecks, campaign_id: int, reports: Reports | None = None, patience: float | None = None) -> CampaignSnapshot:
     """Raises UsageProblem when the store has no such campaign. ``reports`` keeps built
-    reports between calls (None: build one now)."""
+    reports between calls (None: build one now); ``patience`` is how long to wait for a
+    newer report when ``reports`` keeps an older one (``Reports.get``)."""
     summary = source.get_summary(engine, campaign_id)
     limits = repository.spend_limits(engine, campaign_id)
-    report: dict[str, Any] | None = None
-    heads: Heads = {}
+    built: Built | None = None
+    building: Building | None = None
     why: str | None = None
     if summary.kind == "nonpaired":
         why = "nonpaired"
     else:
         try:
-            if reports is not None:
-                report, heads = reports.get(engine, checks, campaign_id)
-            else:
-                heads = {cid: chain.head(engine, cid) for cid in repository.lineage(engine, campaign_id)}
-                report = _built(engine, checks, campaign_id, heads)
+            built, building = (reports or Reports()).get(engine, checks, campaign_id, patience)
         except PlanOnlyArtifact:
             why = "plan_only"
         except UsageProblem:
             # build_report refuses only what it cannot report as paired evidence.
             why = "nonpaired"
-    # After the report: a report that verified the rows it read left its verdict in
-    # ``checks``, so the chain is not read a second time for the page's verdict (nor
-    # its head, when the report's inputs just read it).
-    verdict = source.verify(engine, checks, campaign_id, heads.get(campaign_id))
+    # A report states the chain check of the rows it was built from: the page shows that
+    # verdict, so the chain is not read a second time (nor its head).
+    verdict = built.verdict(campaign_id) if built is not None else source.verify(engine, checks, campaign_id)
+    report = built.report if built is not None else None
     providers = tuple(model.provider_progress(report, limits)) if report is not None else ()
-    return CampaignSnapshot(summary, verdict, limits, report, why, providers)
+    return CampaignSnapshot(summary, verdict, limits, report, why, providers, building)
 
 
 def status(engine: Engine, campaign_id: int) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -178,6 +178,10 @@ def verify(engine: Engine, checks: ChainChecks, campaign_id: int | None = None, 
     ``at``: the campaign's head, just read by the caller (not read again)."""
     ids = [campaign_id] if campaign_id is not None else [c.id for c in list_campaigns(engine)]
     problems = [p for cid in ids for p in checks.problems(engine, cid, at if cid == campaign_id else None)]
-    reduced = tuple((enum_or_unlisted(p.kind, CHAIN_PROBLEM_KINDS) or "unlisted", p.seq if isinstance(p.seq, int) else None) for p in problems)
     rows = at[0] if at is not None and campaign_id is not None else chain.count_rows(engine, campaign_id)  # a head starts with its row count
-    return ChainVerdict(rows, reduced)
+    return verdict(rows, problems)
+
+
+def verdict(rows: int, problems: Iterable[chain.ChainProblem]) -> ChainVerdict:
+    """Problems reduced to what a page may show: their kinds (in the vocabulary) and seqs."""
+    return ChainVerdict(rows, tuple((enum_or_unlisted(p.kind, CHAIN_PROBLEM_KINDS) or "unlisted", p.seq if isinstance(p.seq, int) else None) for p in problems))
