@@ -142,9 +142,8 @@ class ChainChecks:
         self._seen: dict[int, tuple[tuple[Any, ...], tuple[chain.ChainProblem, ...]]] = {}
         self._lock = threading.Lock()
 
-    def problems(self, engine: Engine, campaign_id: int, at: tuple[Any, ...] | None = None) -> tuple[chain.ChainProblem, ...]:
-        """``at``: the campaign's head, if the caller has just read it."""
-        at = chain.head(engine, campaign_id) if at is None else at
+    def problems(self, engine: Engine, campaign_id: int) -> tuple[chain.ChainProblem, ...]:
+        at = chain.head(engine, campaign_id)
         with self._lock:
             seen = self._seen.get(campaign_id)
         if seen is not None and seen[0] == at:
@@ -173,13 +172,10 @@ class ChainChecks:
                 self._seen[cid] = (at, tuple(p for p in integrity.problems if p.campaign_id == cid))
 
 
-def verify(engine: Engine, checks: ChainChecks, campaign_id: int | None = None, at: tuple[Any, ...] | None = None) -> ChainVerdict:
-    """The hash chain as `campaign verify` checks it, reduced to problem kinds and seqs.
-    ``at``: the campaign's head, just read by the caller (not read again)."""
+def verify(engine: Engine, checks: ChainChecks, campaign_id: int | None = None) -> ChainVerdict:
+    """The hash chain as `campaign verify` checks it, reduced to problem kinds and seqs."""
     ids = [campaign_id] if campaign_id is not None else [c.id for c in list_campaigns(engine)]
-    problems = [p for cid in ids for p in checks.problems(engine, cid, at if cid == campaign_id else None)]
-    rows = at[0] if at is not None and campaign_id is not None else chain.count_rows(engine, campaign_id)  # a head starts with its row count
-    return verdict(rows, problems)
+    return verdict(chain.count_rows(engine, campaign_id), [p for cid in ids for p in checks.problems(engine, cid)])
 
 
 def verdict(rows: int, problems: Iterable[chain.ChainProblem]) -> ChainVerdict:

@@ -20,8 +20,8 @@ from campaign.report.aggregates.selections import (
     as_float,
     attempts,
     count_if,
-    verified_passed,
     trials,
+    verified_passed,
 )
 from campaign.vocabulary import BASELINE, CODING, DIAGNOSTIC_COUNTERS, MISSING_COUNTERS
 
