@@ -255,6 +255,38 @@ def test_a_dead_provider_is_halted_for_every_worker_while_the_others_finish(tmp_
     assert rows(backend_url, "SELECT count(*) FROM provider_leases WHERE halted_reason IS NOT NULL") == [(0,)]
 
 
+def test_an_outside_worker_whose_breaker_halts_its_provider_says_so_and_exits_3(tmp_path, catalog, tokenizer_cache):
+    """The halt leaves the provider's trials scheduled: the worker names it and never exits 0."""
+    from test_provider_faults import free_port
+
+    port = free_port()  # nothing listens there
+    with catalog.open("a") as fh:
+        fh.write(
+            f'\n[providers.flaky]\nroute = "flaky"\ndefault_model = "synthetic"\nagent = "offline-wire"\nupstream = "http://127.0.0.1:{port}"\n'
+            'basis = "synthetic"\nprice_source = "test"\nprice_date = "2026-12-01"\n\n[providers.flaky.prices]\n'
+            "uncached_input = 2.5\ncached_input = 0.25\ncache_write = 3.125\noutput = 10.0\n"
+        )
+    db = str(tmp_path / "store.db")
+    argv = command(tmp_path / "out", db, catalog, "--parallel-providers", "1")
+    argv[argv.index("alpha,beta")] = "alpha,flaky"
+    argv[argv.index("--repetitions") + 1] = "3"
+    env = {**env_for(tmp_path), "CAMPAIGN_TOKENIZER_CACHE": str(tokenizer_cache)}
+    runner = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        # The runner's one local worker takes alpha first (leases go in name order) and runs its
+        # twelve trials: flaky is the outside worker's.
+        wait_for(lambda: _started(db) and rows(db, "SELECT worker_pid IS NOT NULL FROM provider_leases WHERE provider = 'alpha'") == [(1,)], timeout=120)
+        worker = subprocess.run(_worker_argv(db, catalog, "--providers", "flaky"), env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        _, runner_err = runner.communicate(timeout=300)
+    assert worker.returncode == 3, worker.stdout + worker.stderr
+    assert f"halted flaky: its upstream 127.0.0.1:{port} refused the connection" in worker.stderr, worker.stderr
+    assert "unfinished: the halted provider's trials are left scheduled" in worker.stderr and "--resume" in worker.stderr
+    assert rows(db, "SELECT provider, halted_reason FROM provider_leases WHERE halted_reason IS NOT NULL") == [("flaky", "provider_unavailable")]
+    assert runner.returncode == 3, runner_err
+    assert rows(db, "SELECT DISTINCT status FROM trials WHERE provider = 'flaky'") == [("scheduled",)]
+
+
 @pytest.mark.parametrize("providers", ["", " ", "alpha,,beta"])
 def test_an_empty_provider_list_is_refused_before_the_store_is_opened(runner, tmp_path, providers):
     result = runner.invoke(cli, ["worker", "--providers", providers, "--db", str(tmp_path / "campaign.db")])

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
-from campaign.cli.common import core_errors, db_option
+from campaign.cli.common import EXIT_UNFINISHED, core_errors, db_option
 from campaign.cli.paths import AgentProfileRef, InputDir, InputFile, OutputDir
 from campaign.errors import UsageProblem
 from campaign.lanes import options as opt
@@ -38,7 +39,8 @@ def worker(db: str | None, campaign_id: int | None, providers: str | None, **val
     same --agent, --config, --providers-catalog and --task-suite the campaign was
     started with.
     With nothing to claim, a worker waits while another holds a lease; it exits
-    1 when the campaign stopped or was interrupted with trials left.
+    1 when the campaign stopped or was interrupted with trials left, and 3 when
+    its circuit breaker halted a provider (its trials wait for --resume).
 
     \b
     Examples:
@@ -67,3 +69,13 @@ def worker(db: str | None, campaign_id: int | None, providers: str | None, **val
             engine.dispose()
     worked = ", ".join(tally.providers) or "none (nothing left to claim)"
     click.echo(f"worker {me.host}:{me.pid}: ran {tally.attempted} attempts; providers: {worked}")
+    if tally.halts:
+        # A halted provider's trials are left scheduled: never an exit 0.
+        for halt in tally.halts:
+            click.echo(f"halted {halt.line()}", err=True)
+        click.echo(
+            "unfinished: the halted provider's trials are left scheduled; once its upstream answers, "
+            "the campaign's own command with --resume runs them",
+            err=True,
+        )
+        sys.exit(EXIT_UNFINISHED)
