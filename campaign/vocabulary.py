@@ -188,6 +188,6 @@ STOP_REASONS = (
 )
 
 # Why a scheduled trial has no attempt: the stop reasons, plus the report's own.
-NOT_ATTEMPTED_REASONS = STOP_REASONS + ("not_reached", "admitted_without_attempt", "campaign_stopped")
+NOT_ATTEMPTED_REASONS = STOP_REASONS + ("not_reached", "admitted_without_attempt", "campaign_stopped", "provider_error")
 # Why an attempt counts towards spend but is no trial's result.
 SPEND_ONLY_REASONS = ("interrupted", "left_running", "not_carried", "provider_error", "engine_error")

@@ -330,6 +330,34 @@ def test_a_provider_running_the_offline_agent_makes_the_figures_synthetic(engine
     assert real["synthetic"] is False
 
 
+def test_attempts_a_provider_or_the_engine_ended_are_not_called_interrupted(engine):
+    """A trial whose only attempts the provider (or the engine) ended has no result for
+    that reason, not because anyone interrupted it; a trial with a result after a fault
+    has no interrupted attempt either."""
+    rate_limited = {"status": "faulted", "outcome": "provider_error", "failure_class": "http_429", "verified_pass": None, "cost_usd": None}
+    engine_fault = {"status": "faulted", "outcome": "engine_error", "failure_class": "engine_error", "verified_pass": None}
+    interrupted = {"status": "interrupted", "cost_usd": 0.5}
+    passed = {"outcome": "passed", "verified_pass": True, "wall_seconds": 100.0}
+    trials = [
+        {"task": "a", "repetition": 1, "variant": "baseline", "attempt": None, "earlier": [rate_limited, rate_limited], "status": "scheduled"},
+        {"task": "a", "repetition": 1, "variant": "coding", "attempt": None, "earlier": [engine_fault], "status": "scheduled"},
+        {"task": "b", "repetition": 1, "variant": "baseline", "attempt": None, "earlier": [rate_limited, interrupted], "status": "scheduled"},
+        {"task": "b", "repetition": 1, "variant": "coding", "attempt": passed, "earlier": [rate_limited]},
+    ]
+    report = build_report(engine, insert_campaign(engine, trials, state="stopped", stop_reason="provider_unavailable"))
+    done = report["completion"]
+    assert done["not_attempted_by_reason"] == {"engine_error": 1, "interrupted": 1, "provider_error": 1}
+    assert (done["interrupted_attempts"], done["provider_error_attempts"], done["engine_error_attempts"]) == (1, 4, 1)
+    assert [(t["trial_id"], t["reason"], t["interrupted_attempts"]) for t in report["not_attempted_trials"]] == [
+        ("a/r1/baseline", "provider_error", 0),
+        ("a/r1/coding", "engine_error", 0),
+        ("b/r1/baseline", "interrupted", 1),
+    ]
+    ((trial),) = report["trials"]
+    assert (trial["trial_id"], trial["outcome"], trial["interrupted_attempts"]) == ("b/r1/coding", "passed", 0)
+    assert report["redaction"]["dropped_keys"] == 0
+
+
 def test_interrupted_attempts_are_neither_attempts_nor_failures(engine):
     """Rows as the lanes write them: an interrupted attempt (status and outcome
     interrupted, no verdict) and an orphan left running by a killed runner carry no

@@ -254,10 +254,16 @@ def _not_attempted(row: dict[str, Any]) -> dict[str, Any]:
     """A trial without a result: why (its not-attempted reason, or what its attempts were)."""
     status = row.pop("status")
     reason = row.pop("not_attempted_reason")
+    provider_errors, engine_errors = row.pop("provider_error_attempts"), row.pop("engine_error_attempts")
     if status != "not_attempted":
         if row["interrupted_attempts"]:
             # Its attempts were stopped (or left running by a killed runner) with no verdict.
             reason = "interrupted"
+        elif provider_errors:
+            # Its provider ended its attempts (a fault, never the agent's verdict).
+            reason = "provider_error"
+        elif engine_errors:
+            reason = "engine_error"
         elif status == "scheduled":
             reason = "not_reached"
         else:

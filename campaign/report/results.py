@@ -54,8 +54,8 @@ def result_rows(trials: Sequence[Sequence[Any]], attempts: Mapping[int, Sequence
         owner_of = {}
         for row in done:
             owner_of[row[_TRIAL_PK]] = owner_of.get(row[_TRIAL_PK], ()) + (row,)
-    # Attempts without a verdict: interrupted, or left running by a killed runner.
-    unfinished = Counter(row[_TRIAL_PK] for row in every if row[_STATUS] is not None and row[_STATUS] != "finished")
+    # Attempts interrupted, or left running by a killed runner (not those the provider or the engine ended).
+    unfinished = Counter(row[_TRIAL_PK] for row in every if row[_STATUS] is not None and row[_STATUS] not in ("finished", "faulted"))
     out = []
     for trial in trials:
         carried_from = trial[_CARRIED_FROM]

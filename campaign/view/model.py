@@ -44,6 +44,7 @@ NOT_ATTEMPTED_WORDS = {
     "not_reached": "not reached yet",
     "admitted_without_attempt": "admitted, but no attempt row was written",
     "campaign_stopped": "the campaign stopped first",
+    "provider_error": "its provider ended its attempts so far (no verdict yet)",
     "spend_limit": "spend limit reached",
     "attempt_exceeded_ceiling": "an attempt exceeded the per-attempt ceiling",
     "spend_incomplete": "an earlier attempt's spend is incomplete",

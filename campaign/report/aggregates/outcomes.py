@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import Connection, Float, and_, case, cast, func, null, or_, select
 
 from campaign.report.aggregates.selections import (
+    FAULTED,
     FINISHED,
     OWNER,
     RESULTS,
@@ -199,21 +200,21 @@ def distinct_values(conn: Connection, scope: Scope) -> tuple[list[str], list[str
 # --- per-trial rows --------------------------------------------------------------------
 
 
-def _interrupted_per_trial(scope: Scope) -> Any:
-    """trial_pk -> how many attempts without a verdict it holds (spend scope only)."""
+def _unfinished_per_trial(scope: Scope) -> Any:
+    """trial_pk -> its attempts without a verdict (spend scope only): interrupted (or left
+    running by a killed runner), ended by the provider, and ended by the engine."""
     c = attempts.c
     return (
-        select(c.trial_pk.label("trial_pk"), func.count().label("n"))
+        select(
+            c.trial_pk.label("trial_pk"),
+            count_if(and_(~FINISHED, ~FAULTED)).label("interrupted"),
+            count_if(and_(FAULTED, c.outcome == "provider_error")).label("provider_errors"),
+            count_if(and_(FAULTED, c.outcome != "provider_error")).label("engine_errors"),
+        )
         .where(c.campaign_id.in_(scope.campaigns), ~FINISHED)
         .group_by(c.trial_pk)
-        .subquery("interrupted")
+        .subquery("unfinished")
     )
-
-
-def _with_interrupted(base: Any, scope: Scope) -> tuple[Any, Any]:
-    """``base`` outer-joined to the per-trial interrupted counts, and the count column."""
-    counts = _interrupted_per_trial(scope)
-    return base.outerjoin(counts, counts.c.trial_pk == OWNER), func.coalesce(counts.c.n, 0).label("interrupted_attempts")
 
 
 # The columns ``scope_trials`` returns, in order.
@@ -228,11 +229,19 @@ def scope_trials(conn: Connection, scope: Scope) -> Sequence[Sequence[Any]]:
 
 
 def unattempted_trials(conn: Connection, scope: Scope) -> list[dict[str, Any]]:
-    """Scheduled trials without a result (stopped, not reached, or only interrupted attempts)."""
-    source, interrupted = _with_interrupted(RESULTS_OUTER, scope)
+    """Scheduled trials without a result (stopped, not reached, or only attempts without a
+    verdict), with how many of those were interrupted and how many the provider or the engine ended."""
+    counts = _unfinished_per_trial(scope)
     stmt = (
-        select(*TRIAL_COLUMNS, trials.c.status, trials.c.not_attempted_reason, interrupted)
-        .select_from(source)
+        select(
+            *TRIAL_COLUMNS,
+            trials.c.status,
+            trials.c.not_attempted_reason,
+            func.coalesce(counts.c.interrupted, 0).label("interrupted_attempts"),
+            func.coalesce(counts.c.provider_errors, 0).label("provider_error_attempts"),
+            func.coalesce(counts.c.engine_errors, 0).label("engine_error_attempts"),
+        )
+        .select_from(RESULTS_OUTER.outerjoin(counts, counts.c.trial_pk == OWNER))
         .where(*scope.where(), attempts.c.id.is_(None))
         .order_by(trials.c.position)
     )
