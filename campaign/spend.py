@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from campaign.agents.record import AgentRecord, turn_usage_matched
+from campaign.agents.record import AgentRecord, nothing_billed, turn_usage_matched
 from campaign.store.limits import SpendLimits
 from campaign.store.money import to_decimal
 
@@ -22,14 +22,15 @@ def spend_complete(record: AgentRecord, *, flush_complete: bool | None, profilin
     Cost reported by the client (or, for a client that reports none, the engine's
     ``wire_cost``), the profiler flush completed when profiling is on, and
     one-to-one matched request/terminal-usage identities for every completed parent
-    turn with numeric counters. Anything less is incomplete and keeps whatever
+    turn with numeric counters, or the wire's proof that no request was billed (a
+    lone 429 the client gave up on). Anything less is incomplete and keeps whatever
     partial numeric cost was seen.
     """
     if record.cost_usd is None or not (record.cost_reported or wire_costed):
         return False
     if profiling and flush_complete is not True:
         return False
-    return turn_usage_matched(record)
+    return turn_usage_matched(record) or nothing_billed(record)
 
 
 def wire_cost(record: AgentRecord, *, flush_complete: bool | None, equivalent_usd: float | None) -> float | None:
@@ -39,7 +40,7 @@ def wire_cost(record: AgentRecord, *, flush_complete: bool | None, equivalent_us
     called billed; None when the wire did not prove every turn or a price is missing."""
     if record.cost_usd is not None or flush_complete is not True or equivalent_usd is None:
         return None
-    return equivalent_usd if turn_usage_matched(record) else None
+    return equivalent_usd if turn_usage_matched(record) or nothing_billed(record) else None
 
 
 def budget_allows_next(measured_spend_usd: Decimal, limits: SpendLimits) -> bool:

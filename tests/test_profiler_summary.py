@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
-from campaign.agents.record import AgentRecord, turn_usage_matched
+from campaign.agents.record import AgentRecord, nothing_billed, turn_usage_matched
 from campaign.profiler.capture import parse_capture
 from campaign.profiler.summary import merge, summarize
+from campaign.spend import spend_complete, wire_cost
 
 
 def line(**record) -> bytes:
@@ -61,3 +63,30 @@ def test_a_repeated_response_id_or_a_missing_flush_is_not_matched():
 def test_anything_after_the_flush_marker_makes_the_capture_malformed():
     capture = parse_capture(flushed(model(1, tools=1, digest="a" * 64)) + model(2, tools=1, digest="a" * 64))
     assert capture.problem == "malformed" and not capture.flush_complete
+
+
+def rejected(seq: int, status: int = 429) -> bytes:
+    """An HTTP error response without usage, as the proxy records one."""
+    return line(kind="model", seq=seq, status=status, upstream_error=None, error_event=None, response_id=None, usage=None, usage_complete=False, stream=True)
+
+
+def test_requests_that_were_all_refused_without_usage_prove_a_zero_spend():
+    """A lone 429 the client gave up on: nothing was billed, and the wire proves it, so the
+    spend is a known 0 (complete), not unknown; an empty or unflushed capture proves nothing."""
+    codex = AgentRecord(cost_usd=None, nested_sessions_observed=None)  # a client that reports no cost
+    refused = merge(codex, summarize(parse_capture(flushed(rejected(1), rejected(2, 529)))))
+    assert (refused.completed_turns, refused.uncached_input_tokens, refused.cached_input_tokens, refused.cache_write_tokens, refused.output_tokens) == (0, 0, 0, 0, 0)
+    assert refused.wire_requests == 2 and nothing_billed(refused) and not turn_usage_matched(refused)
+    assert wire_cost(refused, flush_complete=True, equivalent_usd=0.0) == 0.0
+    assert spend_complete(replace(refused, cost_usd=0.0), flush_complete=True, profiling=True, wire_costed=True)
+
+    empty = merge(codex, summarize(parse_capture(flushed())))
+    unflushed = merge(codex, summarize(parse_capture(rejected(1))))
+    for unknown in (empty, unflushed):
+        assert not nothing_billed(unknown) and unknown.output_tokens is None
+    # One billed request beside the refused one: the usual rule (its usage must match).
+    mixed = merge(codex, summarize(parse_capture(flushed(rejected(1), model(2, tools=1, digest="a" * 64)))))
+    assert not nothing_billed(mixed) and turn_usage_matched(mixed) and mixed.output_tokens == 5
+    # A client that saw a nested session proves nothing about the parent's spend.
+    nested = merge(replace(codex, nested_sessions_observed=True), summarize(parse_capture(flushed(rejected(1)))))
+    assert not nothing_billed(nested)

@@ -160,8 +160,10 @@ BOTH = ["claude-code", "codex"]
 @pytest.mark.parametrize("case", BOTH, indirect=True)
 @pytest.mark.parametrize("fault, kind", [("http-429", "http_429"), ("http-529", "http_529"), ("http-500", "http_5xx")])
 def test_one_error_response_then_healthy(case: Case, fault: str, kind: str):
+    """Under a spend cap, which admits nothing after an attempt of unknown spend: the error
+    response was not billed, so no attempt's spend is unknown and the campaign finishes."""
     case.upstream.start(f"{fault}:1")
-    done = case.campaign()
+    done = case.campaign("--max-spend-usd", "5", "--attempt-ceiling-usd", "1")
     assert done.returncode == 0, done.stdout + done.stderr
     attempts = case.attempts()
     faulted = [a for a in attempts if diagnostics(a).get("provider_faults", {}).get(kind)]
@@ -179,6 +181,8 @@ def test_one_error_response_then_healthy(case: Case, fault: str, kind: str):
         # verdict; the trial ran again in the same run and passed.
         assert (hit["status"], hit["outcome"], hit["failure_class"], hit["verified_pass"]) == ("faulted", "provider_error", kind, None)
         assert len(attempts) == 3
+        # Its one request was refused without usage: the wire proves a zero spend.
+        assert (hit["spend_complete"], hit["cost_usd"], hit["output_tokens"], hit["completed_turns"]) == (1, 0.0, 0, 0), hit
         shows_the_fault(case, hit["variant"], kind)
     assert case.campaign_row() == ("completed", None)
     assert set(case.trial_statuses()) == {"finished"}

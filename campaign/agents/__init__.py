@@ -10,7 +10,7 @@
 from campaign.agents.adapters import Adapter, adapter_names, get_adapter
 from campaign.agents.profile_model import AgentProfile
 from campaign.agents.profiles import load_profile
-from campaign.agents.record import AgentRecord, TurnUsage, turn_usage_matched, unknown_record
+from campaign.agents.record import AgentRecord, TurnUsage, nothing_billed, turn_usage_matched, unknown_record
 
 __all__ = [
     "Adapter",
@@ -20,6 +20,7 @@ __all__ = [
     "adapter_names",
     "get_adapter",
     "load_profile",
+    "nothing_billed",
     "turn_usage_matched",
     "unknown_record",
 ]

@@ -67,6 +67,9 @@ class AgentRecord:
     input_includes_cached: bool | None = None
     # Set by the offline agent: every figure in this record is test data.
     synthetic: bool = False
+    # Model requests the recording proxy saw (None: none watched this client). With no
+    # billed turn among them, each was an error response without usage, or never connected.
+    wire_requests: int | None = None
 
     def __post_init__(self) -> None:
         # Cheap guards against adapter bugs that would silently corrupt reports.
@@ -131,6 +134,14 @@ def turn_usage_matched(record: AgentRecord) -> bool:
     if len(set(request_ids)) != len(turns) or len(set(usage_ids)) != len(turns):
         return False
     return all(None not in (t.input_tokens, t.output_tokens, t.cache_read_tokens) for t in turns)
+
+
+def nothing_billed(record: AgentRecord) -> bool:
+    """Whether the wire proved that the provider billed nothing: it saw the client's model
+    requests (all of them, flushed) and not one was billed (each an HTTP error response
+    without usage, or no connection at all). A proven zero, unlike an empty observation,
+    which proves nothing."""
+    return bool(record.wire_requests) and record.turn_usage == () and record.completed_turns == 0 and record.nested_sessions_observed is False
 
 
 def record_to_json(record: AgentRecord) -> dict[str, Any]:

@@ -62,8 +62,11 @@ def summarize(capture: Capture) -> WireSummary:
     completed = [r for r in billed if faults.billing(r) == "complete" and _ok(r)]
     usages = [r["usage"] for r in billed if isinstance(r.get("usage"), dict)]
     counters: dict[str, int | None] = {"completed_turns": len(completed) if capture.flush_complete or completed else None}
+    # Every request flushed and none billed (error responses without usage, no connection):
+    # the wire proves the usage is zero, not unknown.
+    none_billed = capture.flush_complete and bool(requests) and not billed
     for column, key in _USAGE_KEYS.items():
-        counters[column] = _sum([u.get(key) for u in usages])
+        counters[column] = 0 if none_billed else _sum([u.get(key) for u in usages])
     turn_usage = tuple(
         TurnUsage(
             request_id=f"wire-{r.get('seq')}",
@@ -167,4 +170,5 @@ def merge(record: AgentRecord, summary: WireSummary) -> AgentRecord:
         schema_diagnostics=diagnostics,
         # The wire saw every request that crossed it; an adapter that saw nested sessions still wins.
         nested_sessions_observed=True if record.nested_sessions_observed else False,
+        wire_requests=summary.model_requests,
     )
