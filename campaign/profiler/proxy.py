@@ -135,11 +135,17 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
             cookie_jar=None,
         )
 
+    async def on_shutdown(app: web.Application) -> None:
+        # From here on the proxy itself ends what is in flight (the attempt is over): a
+        # response it stops reading is aborted, never the upstream's cut or reset.
+        app["stopping"] = True
+
     async def on_cleanup(app: web.Application) -> None:
         await app["session"].close()
 
     async def handle(request: web.Request) -> web.StreamResponse:
         seq = recorder.next_seq()
+        app["in_flight"].add(asyncio.current_task())
         body = await request.read()
         summary = wire.summarize_request(request.path_qs, body, request.headers.get("Content-Encoding"), attempt_roots)
         headers = _forward_headers(request.headers, _DROP_REQUEST) + [("Accept-Encoding", "identity")]
@@ -177,7 +183,8 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
                     observation = stream_observer.finish() if stream_observer else observe_json(summary.format, b"".join(buffered))
                     stream_observer = None
                     if 200 <= status < 300 and not observation.clean_end and observation.error_event is None:
-                        failed = "cut"  # ended by the upstream without the format's end
+                        # Ended without the format's end: by the upstream, unless the proxy was stopping.
+                        failed = "aborted" if app["stopping"] else "cut"
                 if not client_gone:
                     try:
                         await response.write_eof()
@@ -185,7 +192,7 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
                         pass
                 return response
         except (ClientError, asyncio.TimeoutError, OSError) as exc:
-            failed = upstream_error(exc, began=status is not None)
+            failed = "aborted" if app["stopping"] else upstream_error(exc, began=status is not None)
             if status is None:
                 # Nothing reached the client yet: answer like a gateway, so it sees an error, not a hang.
                 code = 504 if failed == "silent" else 502
@@ -195,6 +202,7 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
             failed = failed or "aborted"
             raise
         finally:
+            app["in_flight"].discard(asyncio.current_task())
             # Also on cancellation (shutdown, client gone): what was seen is recorded, unfinished.
             if summary is not None:
                 if stream_observer is not None:
@@ -204,7 +212,11 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
             else:
                 recorder.writer.write({"kind": "other", "seq": seq, "method": request.method, "status": status, "upstream_error": failed})
 
+    app["stopping"] = False
+    # Handlers still running; the server ends only those whose client is still connected.
+    app["in_flight"] = set()
     app.on_startup.append(on_startup)
+    app.on_shutdown.append(on_shutdown)
     app.on_cleanup.append(on_cleanup)
     app.router.add_route("*", "/{tail:.*}", handle)
     return app
@@ -228,7 +240,8 @@ async def serve(
             loop.add_signal_handler(sig, stop.set)
         except (RuntimeError, ValueError):  # not the main thread (in-process tests)
             pass
-    runner = web.AppRunner(build_app(upstream, recorder, silence_s=silence_s, attempt_roots=attempt_roots), shutdown_timeout=SHUTDOWN_GRACE_S, access_log=None, handle_signals=False)
+    app = build_app(upstream, recorder, silence_s=silence_s, attempt_roots=attempt_roots)
+    runner = web.AppRunner(app, shutdown_timeout=SHUTDOWN_GRACE_S, access_log=None, handle_signals=False)
     await runner.setup()
     try:
         await web.SockSite(runner, sock).start()
@@ -237,7 +250,19 @@ async def serve(
         await stop.wait()
     finally:
         await runner.cleanup()
+        await _end_in_flight(app)
         recorder.writer.close()
+
+
+async def _end_in_flight(app: web.Application) -> None:
+    """End the handlers the server left running: one whose client hung up while its upstream
+    still owes bytes is no connection of the server's any more, and would otherwise be
+    cancelled only after the capture is closed, losing its line from a capture whose
+    flush marker then says it is whole."""
+    left = [task for task in app["in_flight"] if not task.done()]
+    for task in left:
+        task.cancel()
+    await asyncio.gather(*left, return_exceptions=True)
 
 
 def bind_loopback(port: int = 0) -> socket.socket:
