@@ -25,7 +25,7 @@ def base(out: Path, *extra: str) -> list[str]:
         (["--max-total-spend-usd", "1"], "--attempt-ceiling-usd"),
         (["--attempt-ceiling-usd", "1"], "--max-spend-usd"),
         (["--max-total-spend-usd", "1", "--attempt-ceiling-usd", "2"], "--attempt-ceiling-usd: must not exceed --max-total-spend-usd"),
-        (["--parallel-providers", "0"], "--parallel-providers: must be 1 or more"),
+        (["--parallel-providers", "0"], "--parallel-providers: must be between 1 and 64"),
         (["--max-spend-usd", "0", "--attempt-ceiling-usd", "0"], "--max-spend-usd: must be a positive number of US dollars"),
         (["--max-spend-usd", "five", "--attempt-ceiling-usd", "1"], "--max-spend-usd: must be a positive number"),
         (["--max-spend-usd", "nan", "--attempt-ceiling-usd", "1"], "--max-spend-usd: must be a positive number"),

@@ -229,3 +229,36 @@ def test_the_reported_invocations_are_refused_in_one_line(runner, quiet_home, ca
     assert any(word in line for word in ("FIFO", "symlink loop", "binary")), line
     assert _snapshot(quiet_home) == before
     assert ws.nothing_written()
+
+
+# --- numbers no store, clock or machine can hold -------------------------------------------
+
+HUGE = "9" * 23
+OUT_OF_RANGE = {
+    "verify CAMPAIGN_ID": (["verify", HUGE], "CAMPAIGN_ID"),
+    "report CAMPAIGN_ID": (["report", HUGE, "--output", "r.json"], "CAMPAIGN_ID"),
+    "export CAMPAIGN_ID": (["export", HUGE, "--output-dir", "shared"], "CAMPAIGN_ID"),
+    "recover ATTEMPT_ID": (["recover", HUGE], "ATTEMPT_ID"),
+    "worker --campaign-id": (["worker", "--campaign-id", HUGE], "--campaign-id"),
+    "power --campaign": (["power", "--campaign", HUGE, "--effect", "0.1"], "--campaign"),
+    "view --campaign": (["view", "--campaign", HUGE], "--campaign"),
+    "campaign --seed": (_campaign("--providers", "offline", "--live", "--seed", 2**63), "--seed"),
+    "campaign --timeout": (_campaign("--providers", "offline", "--live", "--timeout", HUGE), "--timeout"),
+    "campaign --parallel-providers": (_campaign("--providers", "offline", "--live", "--parallel-providers", 10**9), "--parallel-providers"),
+    "power --tasks": (["power", "--baseline-rate", "0.5", "--tasks", 10**11, "--effect", "0.1"], "--tasks"),
+    "power --effect past 1": (["power", "--baseline-rate", "1", "--tasks", "12", "--effect", "0.1"], "--effect"),
+    "power --effect below 0": (["power", "--baseline-rate", "0", "--tasks", "12", "--effect", "-0.3"], "--effect"),
+}
+
+
+@pytest.mark.parametrize("case", list(OUT_OF_RANGE))
+def test_numbers_out_of_range_are_refused_in_one_line_naming_the_parameter(runner, quiet_home, case):
+    """Past a store's 64-bit integers, a sane deadline or worker count, or a success rate's
+    [0, 1]: exit 2 naming the parameter, nothing written (never an OverflowError traceback,
+    a store left behind, or a plan made from a rate that cannot be)."""
+    args, named = OUT_OF_RANGE[case]
+    before = _snapshot(quiet_home)
+    result = runner.invoke(cli, [str(a) for a in args])
+    assert result.exit_code == 2, result.output
+    assert named in _one_error_line(result)
+    assert _snapshot(quiet_home) == before

@@ -346,6 +346,9 @@ def test_errors_show_no_exception_text(engine, ro):
     assert missing.status == 404 and "No such campaign" in missing.text
     assert static.status == 200 and static.headers["Content-Type"].startswith("text/javascript")
     assert unknown.status == 404
+    # An id no 64-bit row can have names no campaign either: never a 500.
+    huge = "9" * 23
+    assert [r.status for r in fetch(ro(), f"/campaigns/{huge}", f"/api/campaigns/{huge}", f"/api/campaigns/{huge}/status")] == [404, 404, 404]
 
 
 # --- the tamper warning ------------------------------------------------------------------

@@ -9,7 +9,7 @@ from decimal import Decimal
 import click
 
 from campaign import testhooks
-from campaign.cli.common import EXIT_UNFINISHED, core_errors, db_option
+from campaign.cli.common import EXIT_UNFINISHED, ROW_ID, SEED, core_errors, db_option
 from campaign.cli.paths import AgentProfileRef, InputDir, InputFile, OutputDir, OutputFile, StoreTarget
 from campaign.cli.rerun import program, rerun_command
 from campaign.lanes import options as opt
@@ -142,7 +142,7 @@ def _say_why_unfinished(result) -> None:
 @click.option("--tasks", metavar="NAME,NAME", help="Benchmark tasks [default: all twelve, or every task of --task-suite].")
 @click.option("--task-suite", type=InputDir(), metavar="DIR", help="Run the tasks of this directory of task folders (the engine's format or Harbor's; see campaign tasks check) instead of the twelve built-in tasks.")
 @click.option("--repetitions", type=int, metavar="N", help=f"Paired and --campaign: positive repetitions per task and variant [default: {opt.DEFAULT_REPETITIONS}].")
-@click.option("--seed", type=int, metavar="N", help=f"Paired and --campaign: scheduling and uncertainty seed [default: {opt.DEFAULT_SEED}].")
+@click.option("--seed", type=SEED, metavar="N", help=f"Paired and --campaign: scheduling and uncertainty seed [default: {opt.DEFAULT_SEED}].")
 @click.option("--config", type=InputFile("base config"), metavar="FILE.toml", help="Base config without runtime.tools.disclosure, outside --source: required with --paired, optional with --campaign.")
 @click.option("--timeout", type=int, metavar="S", help=f"Positive per-attempt deadline in seconds [default: {opt.DEFAULT_TIMEOUT}].")
 @click.option("--run-timeout", type=int, metavar="S", help=f"Paired only: positive whole-run deadline in seconds [default: {opt.DEFAULT_RUN_TIMEOUT}].")
@@ -165,7 +165,7 @@ def _say_why_unfinished(result) -> None:
 @click.option("--attempt-ceiling-usd", metavar="USD", help="Campaign only, with a cap: the most one attempt may spend, reserved when it is admitted; a higher cost stops that provider.")
 @click.option("--parallel-providers", type=int, metavar="N", help="Campaign only: run N local workers on the store, so providers run in parallel (each provider's trials stay one at a time, in schedule order). Workers elsewhere join with campaign worker.")
 @click.option("--rehearse", is_flag=True, help="Campaign only: run this exact command for free first: every provider's upstream is the replay provider, every price synthetic, no credential read, nothing leaves the machine. Use its own --output-dir.")
-@click.option("--pilot", type=int, metavar="ID", help="Plan-only --paired and --campaign: print what this size can detect and will cost, forecast from this finished campaign (see campaign power); warns, never refuses.")
+@click.option("--pilot", type=ROW_ID, metavar="ID", help="Plan-only --paired and --campaign: print what this size can detect and will cost, forecast from this finished campaign (see campaign power); warns, never refuses.")
 @click.option("--pilot-db", type=StoreTarget(), metavar="URL|PATH", help="With --pilot: the pilot's store [default: this run's own store].")
 @click.option("--target-effect", type=float, metavar="E", help="With --pilot: warn when this size cannot detect a success difference of E (0.10 is ten points) at 80% power.")
 @click.option("--schema-budgets", "schema_budgets", is_flag=False, flag_value="", multiple=True, metavar="ANY", help="Unsupported and always refused: the coding profile ignores budget_tokens, so budget variants would be identical treatments.")

@@ -17,6 +17,12 @@ from campaign.errors import CampaignError, Interrupted, RerunWith, UsageProblem
 # trials not attempted); stderr says why and how to continue.
 EXIT_UNFINISHED = 3
 
+# The store's integers are 64-bit (SQLite's INTEGER, PostgreSQL's BIGINT): a larger
+# number is no row id or seed, and would reach the driver as a traceback.
+STORE_INT_MAX = 2**63 - 1
+ROW_ID = click.IntRange(1, STORE_INT_MAX)
+SEED = click.IntRange(-STORE_INT_MAX - 1, STORE_INT_MAX)
+
 db_option = click.option(
     "--db",
     "db",

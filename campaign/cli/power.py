@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from campaign.cli.common import core_errors, db_option
+from campaign.cli.common import ROW_ID, SEED, core_errors, db_option
 from campaign.lanes import options as opt
 from campaign.lanes import power_request as rq
 from campaign.power import render
@@ -16,7 +16,7 @@ from campaign.store.migrate import open_store
 
 
 @click.command(context_settings={"max_content_width": 100})
-@click.option("--campaign", "campaign_id", type=int, metavar="ID", help="The pilot: a finished paired run or campaign in the store.")
+@click.option("--campaign", "campaign_id", type=ROW_ID, metavar="ID", help="The pilot: a finished paired run or campaign in the store.")
 @click.option("--provider", metavar="NAME", help="With --campaign: only this provider's pairs and attempts.")
 @click.option("--baseline-rate", type=float, metavar="P", help="No pilot: the baseline's verified-success rate to assume (needs --tasks).")
 @click.option("--task-spread", type=float, metavar="SD", help="With --baseline-rate: the between-task standard deviation of the success difference [default: 0].")
@@ -27,7 +27,7 @@ from campaign.store.migrate import open_store
 @click.option("--confidence", type=float, metavar="C", help="The interval's confidence level [default: the report's 0.95].")
 @click.option("--max-repetitions", type=int, metavar="N", help=f"The table's last row [default: {rq.DEFAULT_MAX_REPETITIONS}].")
 @click.option("--simulations", type=int, metavar="N", help="Simulated campaigns per row [default: 1000].")
-@click.option("--seed", type=int, metavar="N", help="The planned campaign's seed (its bootstrap) and the simulations' [default: the pilot's].")
+@click.option("--seed", type=SEED, metavar="N", help="The planned campaign's seed (its bootstrap) and the simulations' [default: the pilot's].")
 @click.option("--max-spend-usd", metavar="USD", help="Each provider's cap, as for campaign coding --campaign (with --attempt-ceiling-usd).")
 @click.option("--max-total-spend-usd", metavar="USD", help="The cap over every provider (with --attempt-ceiling-usd).")
 @click.option("--attempt-ceiling-usd", metavar="USD", help="The most one attempt may spend.")

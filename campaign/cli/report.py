@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from campaign.cli.common import core_errors, db_option
+from campaign.cli.common import ROW_ID, core_errors, db_option
 from campaign.cli.paths import OutputDir, OutputFile
 from campaign.report import export_report, write_report
 from campaign.store.migrate import open_store
 
-campaign_argument = click.argument("campaign_id", required=False, type=int, metavar="[CAMPAIGN_ID]")
+campaign_argument = click.argument("campaign_id", required=False, type=ROW_ID, metavar="[CAMPAIGN_ID]")
 allow_unverified_option = click.option(
     "--allow-unverified",
     "allow_unverified",

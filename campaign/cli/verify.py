@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from campaign.cli.common import core_errors, db_option
+from campaign.cli.common import ROW_ID, core_errors, db_option
 from campaign.store import chain
 from campaign.store.migrate import open_store
 
 
 @click.command()
-@click.argument("campaign_id", type=int, required=False)
+@click.argument("campaign_id", type=ROW_ID, required=False)
 @db_option
 def verify(campaign_id: int | None, db: str | None) -> None:
     """Check that no attempt row was edited, deleted or reordered.

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from campaign.cli.common import core_errors, db_option
+from campaign.cli.common import ROW_ID, core_errors, db_option
 from campaign.cli.paths import InputDir
 from campaign.view import ViewOptions, serve
 
@@ -17,7 +17,7 @@ from campaign.view import ViewOptions, serve
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind; anything else needs --allow-remote.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port to bind; 0 picks a free one.")
-@click.option("--campaign", "campaign_id", type=click.IntRange(min=1), metavar="ID", help="Print the URL of this campaign's page (it must exist).")
+@click.option("--campaign", "campaign_id", type=ROW_ID, metavar="ID", help="Print the URL of this campaign's page (it must exist).")
 @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host: anyone who can reach it can read the pages.")
 def view(output_dir: Path | None, db: str | None, host: str, port: int, campaign_id: int | None, allow_remote: bool) -> None:
     """Serve a read-only page of the campaigns on loopback and print its URL; Ctrl-C stops it.

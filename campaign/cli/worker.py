@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from campaign.cli.common import EXIT_UNFINISHED, core_errors, db_option
+from campaign.cli.common import EXIT_UNFINISHED, ROW_ID, core_errors, db_option
 from campaign.cli.paths import AgentProfileRef, InputDir, InputFile, OutputDir
 from campaign.errors import UsageProblem
 from campaign.lanes import options as opt
@@ -19,7 +19,7 @@ from campaign.store.migrate import open_store
 
 
 @click.command(context_settings={"max_content_width": 100})
-@click.option("--campaign-id", type=int, metavar="ID", help="The campaign to work on [default: the store's latest campaign].")
+@click.option("--campaign-id", type=ROW_ID, metavar="ID", help="The campaign to work on [default: the store's latest campaign].")
 @click.option("--providers", metavar="NAME,NAME", help="Only these providers of the campaign [default: any].")
 @click.option("--agent", type=AgentProfileRef(), metavar="NAME|FILE.toml", help="The campaign's agent profile, when it was not the catalog's default.")
 @click.option("--config", type=InputFile("base config"), metavar="FILE.toml", help="The campaign's base config, when it had one.")

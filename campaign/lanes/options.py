@@ -29,6 +29,10 @@ DEFAULT_SEED = 107
 DEFAULT_TIMEOUT = 660
 DEFAULT_RUN_TIMEOUT = 7200
 MAX_REPETITIONS = 1000
+# A deadline past a year is a typo, not a plan (and past the clock's arithmetic).
+MAX_DEADLINE_S = 366 * 24 * 3600
+# More local workers than that is a typo too; past one per provider they only wait.
+MAX_PARALLEL_PROVIDERS = 64
 
 # Options that only mean something with --paired, in the spec's order (option -> field).
 # --live and --no-live are one field; live=None means neither was given.
@@ -199,8 +203,8 @@ def check_campaign_mode(opts: CodingOptions) -> SpendLimits | None:
     if opts.continue_blocked and not opts.resume:
         raise UsageProblem("--continue-blocked continues a blocked campaign, so it needs --resume too", option="--continue-blocked")
     limits = spend_limits(opts)
-    if opts.parallel_providers is not None and opts.parallel_providers < 1:
-        raise UsageProblem(f"must be 1 or more, got {opts.parallel_providers}", option="--parallel-providers")
+    if opts.parallel_providers is not None and not 1 <= opts.parallel_providers <= MAX_PARALLEL_PROVIDERS:
+        raise UsageProblem(f"must be between 1 and {MAX_PARALLEL_PROVIDERS} (one worker per provider at most runs), got {opts.parallel_providers}", option="--parallel-providers")
     return limits
 
 
@@ -332,8 +336,8 @@ def check_positive(value: int | None, option: str, upper: int | None = None) -> 
 
 def check_numbers(opts: CodingOptions) -> None:
     check_positive(opts.repetitions, "--repetitions", MAX_REPETITIONS)
-    check_positive(opts.timeout, "--timeout")
-    check_positive(opts.run_timeout, "--run-timeout")
+    check_positive(opts.timeout, "--timeout", MAX_DEADLINE_S)
+    check_positive(opts.run_timeout, "--run-timeout", MAX_DEADLINE_S)
 
 
 def parse_model(value: str | None) -> ModelRoute:

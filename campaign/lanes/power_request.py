@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
-from campaign.lanes.options import DEFAULT_SEED, MAX_REPETITIONS
+from campaign.lanes.options import DEFAULT_SEED, MAX_PARALLEL_PROVIDERS, MAX_REPETITIONS
 from campaign.power import forecast as fc
 from campaign.power import planner
 from campaign.power.pilot import Pilot, read_pilot
@@ -24,6 +24,8 @@ from campaign.report import spread, stats
 DEFAULT_MAX_REPETITIONS = 10
 MAX_TABLE_ROWS = 100
 SIMULATIONS = (100, 100_000)
+# Task clusters a plan simulates: each simulated campaign holds every one of them.
+MAX_TASKS = 10_000
 
 
 @dataclass(frozen=True)
@@ -59,12 +61,18 @@ def check(o: PowerOptions) -> None:
         if o.baseline_rate is None:
             raise UsageProblem("--task-spread is a stated assumption; a pilot (--campaign) measures its own spread", option="--task-spread")
         _within(o.task_spread, "--task-spread", 0.0, 1.0, closed=True)
-    if o.tasks is not None and o.tasks < 2:
-        raise UsageProblem(f"must be 2 or more (one task cluster has no interval), got {o.tasks}", option="--tasks")
+    if o.tasks is not None and not 2 <= o.tasks <= MAX_TASKS:
+        raise UsageProblem(f"must be between 2 (one task cluster has no interval) and {MAX_TASKS}, got {o.tasks}", option="--tasks")
     if o.effect is not None and o.half_width is not None:
         raise UsageProblem("give one target: --effect (with --power) or --half-width", option="--half-width")
     if o.effect is not None and (not math.isfinite(o.effect) or o.effect == 0 or abs(o.effect) > 1):
         raise UsageProblem(f"must be a difference in success rate, non-zero, between -1 and 1 (0.10 is ten points), got {o.effect}", option="--effect")
+    if o.effect is not None and o.baseline_rate is not None and not 0.0 <= o.baseline_rate + o.effect <= 1.0:
+        raise UsageProblem(
+            f"a baseline rate of {o.baseline_rate:g} moved by {o.effect:g} is no success rate ({o.baseline_rate + o.effect:g}); "
+            "the coding variant's rate must stay within [0, 1]",
+            option="--effect",
+        )
     if o.power is not None:
         _within(o.power, "--power", 0.0, 1.0)
     if o.half_width is not None:
@@ -75,8 +83,8 @@ def check(o: PowerOptions) -> None:
         raise UsageProblem(f"must be between 1 and {min(MAX_TABLE_ROWS, MAX_REPETITIONS)}, got {o.max_repetitions}", option="--max-repetitions")
     if o.simulations is not None and not SIMULATIONS[0] <= o.simulations <= SIMULATIONS[1]:
         raise UsageProblem(f"must be between {SIMULATIONS[0]} and {SIMULATIONS[1]}, got {o.simulations}", option="--simulations")
-    if o.parallel_providers is not None and o.parallel_providers < 1:
-        raise UsageProblem(f"must be 1 or more, got {o.parallel_providers}", option="--parallel-providers")
+    if o.parallel_providers is not None and not 1 <= o.parallel_providers <= MAX_PARALLEL_PROVIDERS:
+        raise UsageProblem(f"must be between 1 and {MAX_PARALLEL_PROVIDERS}, got {o.parallel_providers}", option="--parallel-providers")
 
 
 def _within(value: float, option: str, low: float, high: float, *, closed: bool = False) -> None:

@@ -131,8 +131,15 @@ async def blocking(request: web.Request, fn: Callable[..., Any], *args: Any) -> 
     return await asyncio.get_running_loop().run_in_executor(None, fn, request.app[ENGINE], *args)
 
 
+# A store's row ids are 64-bit: a longer number names no campaign (and would reach the driver).
+_MAX_ID = 2**63 - 1
+
+
 def _campaign_id(request: web.Request) -> int:
-    return int(request.match_info["campaign_id"])
+    campaign_id = int(request.match_info["campaign_id"])
+    if campaign_id > _MAX_ID:
+        raise web.HTTPNotFound()
+    return campaign_id
 
 
 # --- handlers ---------------------------------------------------------------------
