@@ -398,3 +398,26 @@ def test_interrupted_attempts_are_neither_attempts_nor_failures(engine):
     assert (pd["verified_success"]["pairs"], pd["verified_success"]["estimate"]) == (1, -1.0)
     assert [t["task"] for t in pd["per_task"]] == ["b"]
     assert (pd["wall_seconds"]["pairs"], pd["wall_seconds"]["estimate"]) == (1, 500.0)
+
+
+def test_a_verified_chain_does_not_vouch_for_the_types_of_its_values(engine):
+    """The chain is no signature: whoever edits a row can reseal it. Text where a number
+    belongs is nulled and counted in a verified report as in any other."""
+    from sqlalchemy import text
+
+    from campaign.store.chain import seal_attempt
+
+    cid = insert_campaign(engine, [{"task": "a", "repetition": 1, "variant": "baseline", "attempt": {"outcome": "passed", "verified_pass": True}}])
+    with engine.begin() as conn:
+        (attempt_id,) = conn.execute(text("SELECT id FROM attempts WHERE campaign_id = :c"), {"c": cid}).one()
+        conn.execute(
+            text("UPDATE attempts SET wall_seconds = '<script>alert(1)</script>', output_tokens = 'sk-ant-api03-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0', "
+                 "cost_usd = '/home/alice/.config/secret.toml', row_hash = NULL, prev_hash = NULL WHERE id = :a"),  # fmt: skip
+            {"a": attempt_id},
+        )
+    seal_attempt(engine, attempt_id)  # resealed, as anyone with the store can
+    report = build_report(engine, cid)
+    assert report["integrity"]["chain_verified"] is True
+    ((trial),) = report["trials"]
+    assert (trial["wall_seconds"], trial["output_tokens"], trial["cost_usd"]) == (None, None, None)
+    assert report["redaction"]["nulled_values"] >= 3

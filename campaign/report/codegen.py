@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from campaign.report.allowlist import Bool, Check, Cleaner, Const, Int, Num, Pattern, Stats, Type, generate
+from campaign.report.allowlist import Check, Cleaner, Const, Pattern, Stats, Type, generate
 
 RowsCleaner = Callable[[Any, Stats], list[dict[str, Any]]]
 _KEY_RE = re.compile(r"[a-z_][a-z0-9_]{0,63}")
@@ -53,7 +53,6 @@ class Obj(Type):
         derived: Mapping[str, tuple[Callable[..., Any], tuple[str, ...]]] | None = None,
         memoized: Mapping[str, tuple[Callable[..., Any], tuple[str, ...]]] | None = None,
         stored_booleans: Sequence[str] = (),
-        trusted: Sequence[str] = (),
     ) -> RowsCleaner:
         """A generated function cleaning whole database rows (tuples) into this object's dicts.
 
@@ -67,12 +66,8 @@ class Obj(Type):
         distinct set of column values (see ``Memoized``). A column in
         ``stored_booleans`` holds a boolean as the database stores it (0/1 in
         SQLite) and is read the way SQLAlchemy's Boolean reads one (``bool(value)``,
-        None kept) before its check. A number or boolean field in ``trusted`` is
-        known to hold a value of its type already (the caller proved the rows
-        unedited since the engine wrote them), so it is not checked.
+        None kept) before its check.
         """
-        if any(not isinstance(self.fields[key], (Int, Num, Bool)) for key in trusted):
-            raise ValueError("only number and boolean fields can be trusted")
         derived = dict(derived or {})
         memoized = dict(memoized or {})
         index = {name: i for i, name in enumerate(columns)}
@@ -101,9 +96,6 @@ class Obj(Type):
                 source = f"r[{index[key]}]"
             else:
                 source = "None"
-            if key in trusted:
-                body.append(f"        a{i} = {source}")
-                continue
             body += _field_code(namespace, i, key, node, source, "        ")
         body.append("        append({" + self._literal() + "})")
         body.append("    return out")

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from campaign.report.schema import TRIAL
-from campaign.vocabulary import RECORD_COUNTERS, VARIANT_PROFILES
+from campaign.vocabulary import VARIANT_PROFILES
 from campaign.report.aggregates import SCOPE_TRIAL_NAMES
 from campaign.store.chain import COLUMN, RAW_COLUMNS
 
@@ -31,14 +31,6 @@ NAMES = (*SCOPE_TRIAL_NAMES, "interrupted_attempts", "carried", *(_RENAMED.get(n
 # Stored 0/1 (SQLite; other databases' rows come in the same form): read as the model's
 # Boolean reads them.
 BOOLEANS = ("verified_pass", "cost_reported", "spend_complete", "flush_complete", "cleanup_complete", "disposal_complete", "finalization_failed")
-
-# The fields whose values are an attempt's stored numbers and booleans (or computed from
-# them): once its chain verified, each holds what the engine wrote, of the right type.
-TRUSTED = (
-    "attempt_seq", "interrupted_attempts", "carried", "verified_pass", "verifier_exit_code", "wall_seconds", *RECORD_COUNTERS,
-    "diagnostic_events_version", "tool_error_recoveries", "cost_usd", "cost_reported",
-    "spend_complete", "flush_complete", "equivalent_spend_usd", "cleanup_complete", "disposal_complete", "finalization_failed",
-)  # fmt: skip
 
 _TRIAL_ID, _CARRIED_FROM = SCOPE_TRIAL_NAMES.index("id"), SCOPE_TRIAL_NAMES.index("carried_from_trial_pk")
 _TRIAL_PK, _STATUS = COLUMN["trial_pk"], COLUMN["status"]
@@ -78,11 +70,12 @@ def tool_error_recovery(tool_errors: Any, verified_pass: Any) -> int | None:
     return int(isinstance(tool_errors, (int, float)) and tool_errors >= 1 and verified_pass == 1)
 
 
-@functools.lru_cache(maxsize=2)
-def trial_cleaner(verified: bool) -> Callable[[Any, Any], list[dict[str, Any]]]:
+@functools.lru_cache(maxsize=1)
+def trial_cleaner() -> Callable[[Any, Any], list[dict[str, Any]]]:
     """The TRIAL schema compiled for ``results`` rows: stored booleans read as booleans,
-    the bridge counters only with their marker, JSON texts parsed on the way. Rows whose
-    chain verified hold what the engine wrote: their numbers and booleans are not checked."""
+    the bridge counters only with their marker, JSON texts parsed on the way. Every value
+    is checked, a verified chain's too: anyone can reseal a chain (it is no signature), so
+    a verified row may still hold text where a number belongs."""
     return TRIAL.compile_rows(
         NAMES,
         derived={
@@ -96,7 +89,6 @@ def trial_cleaner(verified: bool) -> Callable[[Any, Any], list[dict[str, Any]]]:
             "applied_profile_matches_variant": (_profile_matches, ("applied_profiles", "variant")),
         },
         stored_booleans=BOOLEANS,
-        trusted=TRUSTED if verified else (),
     )
 
 _decode = json.JSONDecoder().raw_decode
@@ -143,4 +135,4 @@ def _parsed_profiles(text: str) -> tuple[str, ...] | None:
     return tuple(p for p in value if isinstance(p, str))
 
 
-__all__ = ["BOOLEANS", "NAMES", "TRUSTED", "result_rows", "tool_error_recovery", "trial_cleaner", "with_marker"]
+__all__ = ["BOOLEANS", "NAMES", "result_rows", "tool_error_recovery", "trial_cleaner", "with_marker"]
