@@ -265,6 +265,14 @@ def test_an_unreadable_value_is_reported_not_raised(engine, clock, db_path):
     assert problems and problems[0].kind == "unreadable"
 
 
+@pytest.mark.parametrize("column", ["schema_diagnostics", "cost_usd"])
+def test_a_blob_written_into_a_hashed_column_is_a_named_edit_not_a_traceback(engine, clock, db_path, column):
+    campaign_id, ids = _run(engine, clock, 3)
+    _sql(db_path, f"UPDATE attempts SET {column} = x'fffe00' WHERE id = ?", ids[1])
+    problems = chain.verify_chain(engine, campaign_id)
+    assert problems and problems[0].seq == 2 and problems[0].kind in ("edited", "unreadable"), problems
+
+
 def test_campaigns_chain_independently(engine, clock, db_path):
     first, _ = _run(engine, clock, 2)
     second, ids = _run(engine, clock, 2, digest="d" * 64)

@@ -86,5 +86,5 @@ def format1(row: Mapping[str, Any]) -> str | None:
 def digest_or_none(digest: Callable[[Any], str], value: Any) -> str | None:
     try:
         return digest(value)
-    except ValueError:  # a value with no canonical form (NaN, a naive datetime): matches nothing
+    except (ValueError, TypeError):  # a value with no canonical form (NaN, a naive datetime, a blob): matches nothing
         return None

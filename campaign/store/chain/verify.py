@@ -118,7 +118,10 @@ def _all_match(conn: Connection, campaign_id: int, links: Sequence[Sequence[Any]
     a chain left over is an older store's."""
     stale = links
     if links and _finite(conn, campaign_id):
-        stale = [row for row, digest in zip(links, fast_digests(links)) if digest != row[ROW_HASH]]
+        try:
+            stale = [row for row, digest in zip(links, fast_digests(links)) if digest != row[ROW_HASH]]
+        except TypeError:  # a value no encoder takes (a blob written in): each row on its own, then
+            stale = links
     checks = (_format2_matches, _format1_matches) if len(stale) * 10 < len(links) else (_format1_matches, _format2_matches)
     for matches in checks:
         if not stale:
