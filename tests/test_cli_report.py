@@ -88,6 +88,20 @@ def _one_error(result) -> str:
     return errors[0]
 
 
+def test_a_directory_where_a_written_file_goes_is_refused_before_anything_is_written(engine, db_url, runner, tmp_path):
+    """Not only --output itself: the .md and .svg beside it, and export's three names."""
+    cid = _campaign(engine)
+    out, share = tmp_path / "out", tmp_path / "share"
+    (out / "r.svg").mkdir(parents=True)
+    (share / f"campaign-{cid}-live_agentic_coding_paired.md").mkdir(parents=True)
+    for args, option in ((["report", "--output", str(out / "r.json")], "--output"), (["export", "--output-dir", str(share)], "--output-dir")):
+        result = runner.invoke(cli, [*args, "--db", db_url])
+        assert result.exit_code == 2, result.output
+        assert f"{option}:" in _one_error(result) and "is not a file the report can replace" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["r.svg"]
+    assert sorted(p.name for p in share.iterdir()) == [f"campaign-{cid}-live_agentic_coding_paired.md"]
+
+
 def test_export_refuses_a_plan_only_campaign(engine, db_url, runner, tmp_path):
     planned = insert_campaign(
         engine, paired_trials(["a"], 1, lambda t, r, v: None), live=False, state="planned", approved_plan_digest=None

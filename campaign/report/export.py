@@ -23,7 +23,7 @@ from sqlalchemy import Engine
 from campaign.bulk import collector_paused
 from campaign.errors import CampaignError, UsageProblem
 from campaign.report.forest import render_svg
-from campaign.report.build import build_report, resolve_campaign
+from campaign.report.build import KIND, build_report, resolve_campaign
 from campaign.report.markdown import render_markdown
 from campaign.report.allowlist import is_allowlisted
 from campaign.report.schema import REPORT_SCHEMA
@@ -102,6 +102,7 @@ def write_report(engine: Engine, campaign_id: int | None, output: Path, *, provi
     output = Path(output)
     if output.suffix != ".json":
         raise UsageProblem(f"{output.name} should end in .json (the Markdown and SVG are written beside it)", option="--output")
+    _replaceable((output, output.with_suffix(".md"), output.with_suffix(".svg")), "--output")
     with collector_paused():
         built = build_report(engine, resolve_campaign(engine, campaign_id).id, provider=provider, require_verified=not allow_unverified)
         return _write(built, output, output.with_suffix(".md"), output.with_suffix(".svg"))
@@ -110,14 +111,23 @@ def write_report(engine: Engine, campaign_id: int | None, output: Path, *, provi
 def export_report(engine: Engine, campaign_id: int | None, output_dir: Path, *, allow_unverified: bool = False) -> Written:
     """`campaign export`: the sanitized pair (and plot) for sharing, under fixed names in OUTPUT_DIR."""
     campaign = resolve_campaign(engine, campaign_id)
+    base = Path(output_dir) / f"campaign-{campaign.id}-{KIND}"
+    _replaceable((base.with_suffix(".json"), base.with_suffix(".md"), base.with_suffix(".svg")), "--output-dir")
     with collector_paused():
-        return _export(build_report(engine, campaign.id, require_verified=not allow_unverified), Path(output_dir) / f"campaign-{campaign.id}")
+        return _export(build_report(engine, campaign.id, require_verified=not allow_unverified), base)
 
 
-def _export(report: dict[str, Any], prefix: Path) -> Written:
+def _export(report: dict[str, Any], base: Path) -> Written:
     check_allowlisted(report)
-    base = prefix.with_name(f"{prefix.name}-{report['kind']}")
     return _write(report, base.with_suffix(".json"), base.with_suffix(".md"), base.with_suffix(".svg"))
+
+
+def _replaceable(paths: Iterable[Path], option: str) -> None:
+    """Each file the command writes is new or a file it may replace: a directory (or a
+    FIFO, a device) there is refused before anything is built or written."""
+    for path in paths:
+        if path.exists() and not path.is_file():
+            raise UsageProblem(f"{path} is there and is not a file the report can replace; move it, or write the report elsewhere", option=option)
 
 
 def check_allowlisted(report: dict[str, Any]) -> None:
@@ -147,6 +157,9 @@ def _atomic_write(path: Path, pieces: Iterable[bytes]) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.writelines(pieces)
         os.replace(tmp, path)
+    except OSError as exc:  # what changed since the check (a directory made there, a full disk)
+        Path(tmp).unlink(missing_ok=True)
+        raise CampaignError(f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
