@@ -42,6 +42,35 @@ def test_json_output_keeps_null_as_null(runner, seeded):
     assert json.loads(result.output) == [{"seed": 107, "stop_reason": None}]
 
 
+def test_the_statement_is_sent_as_written(runner, seeded):
+    """A colon or a backslash inside a string literal is the literal's, not a parameter."""
+    result = runner.invoke(cli, ["sql", "SELECT 'see :x' AS v, 'a\\:b' AS w", "--db", str(seeded), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == [{"v": "see :x", "w": "a\\:b"}]
+
+
+def test_json_output_is_strict_json_even_for_an_infinity(runner, seeded):
+    result = runner.invoke(cli, ["sql", "SELECT 1e999 AS a, -1e999 AS b, 0.5 AS c", "--db", str(seeded), "--json"])
+    assert json.loads(result.output, parse_constant=lambda name: pytest.fail(f"bare {name} in the JSON")) == [{"a": "inf", "b": "-inf", "c": 0.5}]
+
+
+def test_a_stop_signal_ends_a_long_query_with_130(seeded):
+    """The query runs in SQLite's C code; Ctrl-C still ends it, at once, and changes nothing."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    proc = subprocess.Popen([sys.executable, "-m", "campaign", "sql", endless, "--db", str(seeded)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)  # no event marks "the query is running": give it time to get there
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted: the query was stopped" in err and "Traceback" not in err
+    assert _count(seeded) == 1
+
+
 def test_csv_output(runner, seeded):
     result = runner.invoke(cli, ["sql", "SELECT kind, seed FROM campaigns", "--db", str(seeded), "--csv"])
     assert list(csv.reader(io.StringIO(result.output))) == [["kind", "seed"], ["paired", "107"]]

@@ -7,14 +7,15 @@ import contextlib
 import csv
 import io
 import json
+import math
 import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import Engine, func, inspect, select, table, text
+from sqlalchemy import Engine, func, inspect, select, table
 from sqlalchemy.exc import DBAPIError, StatementError
 
-from campaign.errors import ReadOnlyViolation, StoreError, UsageProblem
+from campaign.errors import Interrupted, ReadOnlyViolation, StoreError, UsageProblem
 from campaign.store.engine import make_engine, open_failure, resolve_url
 from campaign.store.migrate import schema_state, store_schema_sql
 
@@ -65,6 +66,10 @@ def _readonly_store(db: str | None) -> Iterator[Engine]:
         engine.dispose()
 
 
+def _PENDING_SIGNALS_RUN_HERE() -> int:
+    return 0
+
+
 def run_readonly(db: str | None, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     if not statement.strip():
         raise UsageProblem("give one SQL statement, e.g. \"SELECT * FROM attempts\"", option="STATEMENT")
@@ -79,8 +84,13 @@ def run_readonly(db: str | None, statement: str) -> tuple[list[str], list[tuple[
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")
         elif conn.dialect.name == "sqlite":
             driver.set_authorizer(authorizer)
+            # A query runs in SQLite's C code, where a stop signal's handler cannot run:
+            # this Python callback, every so many steps, lets it run, and its Interrupted
+            # aborts the query ("interrupted"), which is then the operator's stop.
+            driver.set_progress_handler(_PENDING_SIGNALS_RUN_HERE, 10_000)
         try:
-            result = conn.execute(text(statement))
+            # Sent as it is: text() would read ":name" inside a string literal as a parameter.
+            result = conn.execution_options(no_parameters=True).exec_driver_sql(statement)
             # psycopg runs every statement of a multi-statement text (sqlite3 refuses it up front);
             # read-only and rolled back, they changed nothing, but only one result would be shown.
             if conn.dialect.name == "postgresql" and result.cursor is not None and result.cursor.nextset():
@@ -91,6 +101,8 @@ def run_readonly(db: str | None, statement: str) -> tuple[list[str], list[tuple[
             if authorizer.denied:
                 raise ReadOnlyViolation(f"the SQL console is read-only; {authorizer.denied[0]} is refused (it would change the store, the connection or another file)", option="STATEMENT") from None
             message = str(getattr(exc, "orig", exc)).splitlines()[0]
+            if isinstance(getattr(exc, "orig", None), sqlite3.OperationalError) and message == "interrupted":
+                raise Interrupted("the query was stopped before it finished; nothing was changed") from None
             if isinstance(getattr(exc, "orig", None), sqlite3.ProgrammingError):
                 # Raised before anything runs: more than one statement, or placeholders without values.
                 raise UsageProblem(f"{message.rstrip('.')}; give one statement without placeholders, nothing was run", option="STATEMENT") from None
@@ -100,6 +112,7 @@ def run_readonly(db: str | None, statement: str) -> tuple[list[str], list[tuple[
         finally:
             if conn.dialect.name == "sqlite":
                 driver.set_authorizer(None)
+                driver.set_progress_handler(None, 0)
             conn.rollback()
     return columns, rows
 
@@ -119,7 +132,9 @@ def schema_of(db: str | None) -> str:
 
 def format_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str) -> str:
     if fmt == "json":
-        return json.dumps([dict(zip(columns, row)) for row in rows], indent=2, default=str) + "\n"
+        # Strict JSON: an infinity (SQLite's 1e999) is written as its text, never as a bare Infinity.
+        rows = [tuple(str(v) if type(v) is float and not math.isfinite(v) else v for v in row) for row in rows]
+        return json.dumps([dict(zip(columns, row)) for row in rows], indent=2, default=str, allow_nan=False) + "\n"
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
