@@ -63,9 +63,14 @@ def test_a_stop_signal_ends_a_long_query_with_130(seeded):
 
     endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
     proc = subprocess.Popen([sys.executable, "-m", "campaign", "sql", endless, "--db", str(seeded)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)  # no event marks "the query is running": give it time to get there
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    try:
+        time.sleep(1.5)  # no event marks "the query is running": give it time to get there
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:  # it never stops by itself
+            proc.kill()
+            proc.wait(10)
     assert proc.returncode == 130, err
     assert "interrupted: the query was stopped" in err and "Traceback" not in err
     assert _count(seeded) == 1
