@@ -157,6 +157,33 @@ def test_a_fifo_in_a_task_is_refused_before_anything_reads_it(suite_copy):
         load_suite(suite_copy)
 
 
+def test_a_task_toml_that_is_a_fifo_is_a_bad_task_not_a_folder_left_out(suite_copy):
+    task_toml = suite_copy / "py-wordcount" / "task.toml"
+    task_toml.unlink()
+    os.mkfifo(task_toml)
+    with pytest.raises(UsageProblem, match="task.toml is a FIFO"):
+        load_suite(suite_copy)
+
+
+@pytest.mark.parametrize("target", ["outside", "nowhere", "inside"])
+def test_a_link_the_verifier_is_read_through_must_lead_to_a_file_of_the_task(suite_copy, tmp_path, target):
+    """Installed through the link, hashed as the link's text: a target outside the task (or
+    none) could change what runs while the task's digest stays the same."""
+    verifier = suite_copy / "py-wordcount" / "verifier"
+    real = verifier / "test_wordcount_hidden.py"
+    if target == "inside":
+        real.rename(verifier / "kept.py")
+        real.symlink_to("kept.py")
+        assert load_suite(suite_copy).get("py-wordcount")  # a link within the task is fine
+        return
+    moved = tmp_path / "elsewhere.py"
+    real.rename(moved)
+    real.symlink_to(moved if target == "outside" else tmp_path / "missing.py")
+    with pytest.raises(UsageProblem, match="which is not a file of the task") as refused:
+        load_suite(suite_copy)
+    assert refused.value.option == "--task-suite"
+
+
 def test_a_file_name_that_is_not_utf8_is_one_line_naming_the_option(suite_copy):
     (suite_copy / "py-wordcount" / "fixture" / os.fsdecode(b"bad\xff")).write_text("x")
     with pytest.raises(UsageProblem, match=r"fixture/bad\\xff: a file name that is not UTF-8") as refused:

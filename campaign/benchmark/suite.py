@@ -95,7 +95,8 @@ def load_suite(path: Path) -> TaskSuite:
     root = Path(path).expanduser().absolute()
     if not root.is_dir():
         raise UsageProblem(f"{path} is not a directory of task folders", option=SUITE_OPTION)
-    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and ((p / "task.toml").is_file() or is_harbor_task(p)))
+    # lexists: a task.toml that is a FIFO or a broken link is a bad task, not "no task here".
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (os.path.lexists(p / "task.toml") or is_harbor_task(p)))
     if not folders:
         raise UsageProblem(f"{path} holds no task folder (a folder with task.toml, or a Harbor task with instruction.md)", option=SUITE_OPTION)
     for folder in folders:
@@ -134,6 +135,25 @@ def _refuse_special_files(folder: Path) -> None:
             mode = full.lstat().st_mode
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
                 raise UsageProblem(f"{full} is {inputs.kind_of(mode)}; a task holds files, directories and links only", option=SUITE_OPTION)
+            if stat.S_ISLNK(mode) and full.relative_to(folder).parts[0] in READ_THROUGH and not _leads_inside(full, folder):
+                raise UsageProblem(
+                    f"{full} is a link to {os.readlink(full)}, which is not a file of the task; the task's definition, verifier and "
+                    "solution are read through links, and the task's identity holds only what is in its folder: copy the file in",
+                    option=SUITE_OPTION,
+                )
+
+
+# The parts of a task read through a link (their content is what runs), unlike a fixture,
+# whose links are copied as links: a link there must lead to a file of the task itself,
+# or what runs could change while the task's digest (its files and link texts) does not.
+READ_THROUGH = frozenset({"task.toml", "instruction.md", "verifier", "solution", "tests"})
+
+
+def _leads_inside(link: Path, folder: Path) -> bool:
+    try:
+        return link.resolve(strict=True).is_relative_to(folder.resolve(strict=True))
+    except (OSError, RuntimeError):  # broken, or a loop
+        return False
 
 
 def task_digest(task: Task) -> str:
