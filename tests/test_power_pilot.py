@@ -109,3 +109,16 @@ def test_a_campaign_that_is_no_pilot_is_refused_naming_the_option(store, setup, 
     with pytest.raises(UsageProblem) as refused:
         read_pilot(store, cid, provider)
     assert refused.value.option == option and needle in str(refused.value)
+
+
+def test_a_pilot_whose_rows_do_not_verify_is_refused(store):
+    """Spend edited after the rows were sealed would be forecast as the pilot's: refused."""
+    from sqlalchemy import text
+
+    from campaign.report.integrity import UnverifiedStore
+
+    cid = insert_campaign(store, pilot_trials(), kind="campaign")
+    with store.begin() as conn:
+        conn.execute(text("UPDATE attempts SET cost_usd = cost_usd * 100 WHERE campaign_id = :c AND seq = 2"), {"c": cid})
+    with pytest.raises(UnverifiedStore, match=rf"pilot campaign {cid}: its attempt rows do not verify .* seq 2"):
+        read_pilot(store, cid)

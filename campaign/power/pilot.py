@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
 from campaign.power.forecast import CellCost
-from campaign.report import aggregates
+from campaign.report import aggregates, integrity
 from campaign.report.spread import TaskPairs
 from campaign.store import repository
 
@@ -45,6 +45,7 @@ def read_pilot(engine: Engine, campaign_id: int, provider: str | None = None, *,
     if campaign.kind == "nonpaired":
         raise UsageProblem(f"campaign {campaign_id} is a nonpaired run: it has no pairs to plan from; name a paired run or a campaign", option=option)
     scope = aggregates.Scope(campaign.id, provider, tuple(repository.lineage(engine, campaign.id)))
+    _refuse_unless_verified(integrity.check(engine, campaign.id), campaign.id)
     with engine.connect() as conn:
         providers, _, _ = aggregates.distinct_values(conn, aggregates.Scope(campaign.id))
         if provider is not None and provider not in providers:
@@ -96,3 +97,14 @@ def _seconds(row: aggregates.AttemptCost) -> float | None:
     if row.started_at is None or row.ended_at is None:
         return None
     return max(0.0, (row.ended_at - row.started_at).total_seconds())
+
+
+def _refuse_unless_verified(checked: integrity.Integrity, campaign_id: int) -> None:
+    """A plan from edited rows would forecast edited pairs and spend: the pilot's chain must verify."""
+    if checked.verified is not False:
+        return
+    first = " ".join(checked.problems[0].line().split())
+    raise integrity.UnverifiedStore(
+        f"pilot campaign {campaign_id}: its attempt rows do not verify ({len(checked.problems)} problem(s); first: {first}), "
+        "so its pairs and spend cannot be planned from; `campaign verify` shows all"
+    )
