@@ -273,6 +273,26 @@ def test_a_blob_written_into_a_hashed_column_is_a_named_edit_not_a_traceback(eng
     assert problems and problems[0].seq == 2 and problems[0].kind in ("edited", "unreadable"), problems
 
 
+def test_trials_cut_off_with_their_attempts_are_missing_against_the_campaigns_schedule(engine, clock, db_path):
+    """The shorter chain is intact on its own: the campaign row says how many trials it scheduled."""
+    campaign_id, ids = _run(engine, clock, 6)
+    _sql(db_path, "DELETE FROM ledger WHERE attempt_id = ?", ids[-1])
+    _sql(db_path, "DELETE FROM attempts WHERE id = ?", ids[-1])
+    _sql(db_path, "DELETE FROM trials WHERE campaign_id = ? AND position = (SELECT max(position) FROM trials WHERE campaign_id = ?)", campaign_id, campaign_id)
+    problems = chain.verify_chain(engine, campaign_id)
+    assert _kinds(problems) == [("missing", None)] and "scheduled 6 trials and the store holds 5" in problems[0].detail
+
+
+def test_a_running_row_in_a_completed_campaign_is_a_problem(engine, clock, db_path):
+    """An unsealed running row may end a chain while its campaign runs, never once it completed."""
+    campaign_id, ids = _run(engine, clock, 2)
+    trials = repository.trials_in_order(engine, campaign_id)
+    _sql(db_path, "INSERT INTO attempts (campaign_id, trial_pk, seq, status, started_at, cost_usd) VALUES (?, ?, 3, 'running', '2026-01-01 00:00:00.000000', 100.0)", campaign_id, trials[2].id)
+    assert chain.verify_chain(engine, campaign_id) == []  # running: the engine's own state while it works
+    _sql(db_path, "UPDATE campaigns SET state = 'completed' WHERE id = ?", campaign_id)
+    assert _kinds(chain.verify_chain(engine, campaign_id)) == [("unsealed", 3)]
+
+
 def test_campaigns_chain_independently(engine, clock, db_path):
     first, _ = _run(engine, clock, 2)
     second, ids = _run(engine, clock, 2, digest="d" * 64)

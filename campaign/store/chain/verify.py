@@ -80,7 +80,7 @@ def verify_rows(conn: Connection, campaign_id: int, rows: Sequence[Sequence[Any]
     row-by-row pass that names each problem."""
     links = rows[_provisional(rows) :]
     problems = [] if _intact(conn, campaign_id, links) else _problems(conn, campaign_id, links)
-    return problems + _orphans(conn, campaign_id)
+    return problems + _orphans(conn, campaign_id) + _against_the_campaign(conn, campaign_id, rows)
 
 
 def _provisional(rows: Sequence[Sequence[Any]]) -> int:
@@ -214,6 +214,26 @@ def _orphans(conn: Connection, campaign_id: int) -> list[ChainProblem]:
         ChainProblem(campaign_id, "missing", f"trial {trial_id} is finished but has no finished attempt row (the row was deleted or edited)")
         for trial_id in orphaned
     ]
+
+
+def _against_the_campaign(conn: Connection, campaign_id: int, rows: Sequence[Sequence[Any]]) -> list[ChainProblem]:
+    """What the campaign row says its rows must bear out: every trial it scheduled is there
+    (trials and their attempts cut off the end would leave an intact, shorter chain), and a
+    completed campaign has no attempt still running (a row put in by hand is never sealed)."""
+    campaign = conn.execute(select(Campaign.state, Campaign.scheduled_count).where(Campaign.id == campaign_id)).one_or_none()
+    if campaign is None:
+        return []
+    problems = []
+    trials = conn.execute(select(func.count()).select_from(Trial).where(Trial.campaign_id == campaign_id)).scalar_one()
+    if trials != campaign.scheduled_count:
+        problems.append(ChainProblem(campaign_id, "missing", f"the campaign scheduled {campaign.scheduled_count} trials and the store holds {trials} (trial rows were deleted or added)"))
+    if campaign.state == "completed":
+        problems += [
+            ChainProblem(campaign_id, "unsealed", "a completed campaign has no attempt still running (the row was added or edited)", row[SEQ], row[ID])
+            for row in rows
+            if row[STATUS] == "running"
+        ]
+    return problems
 
 
 def _readable_rows(conn: Connection, campaign_id: int, problem) -> list[Mapping[str, Any]]:
