@@ -135,10 +135,12 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
             cookie_jar=None,
         )
 
+    # Set once the proxy begins to stop: from then on it ends what is in flight itself (the
+    # attempt is over), so a response it stops reading is aborted, never the upstream's cut.
+    stopping = asyncio.Event()
+
     async def on_shutdown(app: web.Application) -> None:
-        # From here on the proxy itself ends what is in flight (the attempt is over): a
-        # response it stops reading is aborted, never the upstream's cut or reset.
-        app["stopping"] = True
+        stopping.set()
 
     async def on_cleanup(app: web.Application) -> None:
         await app["session"].close()
@@ -184,7 +186,7 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
                     stream_observer = None
                     if 200 <= status < 300 and not observation.clean_end and observation.error_event is None:
                         # Ended without the format's end: by the upstream, unless the proxy was stopping.
-                        failed = "aborted" if app["stopping"] else "cut"
+                        failed = "aborted" if stopping.is_set() else "cut"
                 if not client_gone:
                     try:
                         await response.write_eof()
@@ -192,7 +194,7 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
                         pass
                 return response
         except (ClientError, asyncio.TimeoutError, OSError) as exc:
-            failed = "aborted" if app["stopping"] else upstream_error(exc, began=status is not None)
+            failed = "aborted" if stopping.is_set() else upstream_error(exc, began=status is not None)
             if status is None:
                 # Nothing reached the client yet: answer like a gateway, so it sees an error, not a hang.
                 code = 504 if failed == "silent" else 502
@@ -212,7 +214,6 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
             else:
                 recorder.writer.write({"kind": "other", "seq": seq, "method": request.method, "status": status, "upstream_error": failed})
 
-    app["stopping"] = False
     # Handlers still running; the server ends only those whose client is still connected.
     app["in_flight"] = set()
     app.on_startup.append(on_startup)
