@@ -5,9 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 
 import pytest
+from helpers.procs import wait_for
 
 from campaign.cli import cli
 
@@ -56,15 +61,11 @@ def test_json_output_is_strict_json_even_for_an_infinity(runner, seeded):
 
 def test_a_stop_signal_ends_a_long_query_with_130(seeded):
     """The query runs in SQLite's C code; Ctrl-C still ends it, at once, and changes nothing."""
-    import signal
-    import subprocess
-    import sys
-    import time
-
     endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
     proc = subprocess.Popen([sys.executable, "-m", "campaign", "sql", endless, "--db", str(seeded)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(1.5)  # no event marks "the query is running": give it time to get there
+        # Start-up takes well under a second of CPU; past that, the process is running the query.
+        wait_for(lambda: _cpu_seconds(proc.pid) > 1.5, timeout=60)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:
@@ -203,3 +204,9 @@ def test_a_file_that_is_not_sqlite_is_one_line_naming_db(runner, tmp_path):
     (line,) = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert "--db" in line and "not a SQLite database" in line
     assert text.read_text() == "not a database\n"
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User plus system time the process has used so far (Linux /proc)."""
+    fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

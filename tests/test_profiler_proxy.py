@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from campaign.profiler import faults
 from campaign.profiler.capture import read_capture
 from campaign.profiler.summary import summarize
 from campaign.profiler.tokenizer import load_encoding, tool_schema_tokens
@@ -206,8 +207,6 @@ def _faulted(proxy, mode: str, path: str = "/v1/messages", stream: bool = True) 
     ],
 )
 def test_each_provider_fault_is_recorded_with_its_billing(upstream, proxy_for, mode, client_status, fault, billing):
-    from campaign.profiler import faults
-
     status, record = _faulted(proxy_for(upstream.url), mode)
     if client_status is not None:
         assert status == client_status
@@ -234,8 +233,6 @@ def test_a_silent_upstream_is_given_up_on_at_the_silence_bound(upstream, proxy_f
     assert time.monotonic() - started < 20
     if mode == "hang":
         assert status == 504  # the client gets an answer, not a hang
-    from campaign.profiler import faults
-
     assert faults.request_fault(record) == "upstream_silent", record
     assert faults.billing(record) == ("unseen" if mode == "hang" else "partial")
 
@@ -245,8 +242,6 @@ def test_a_request_in_flight_when_the_proxy_stops_is_aborted_not_the_upstreams_f
     """The attempt ran out of time while the upstream was still within its silence bound:
     the proxy, stopped at the attempt's end, ended the request itself. That is no fault of
     the provider (the agent's timeout stands), and what the wire saw is kept, unfinished."""
-    from campaign.profiler import faults
-
     proxy = proxy_for(upstream.url, "--silence-s", "60")
     with pytest.raises(OSError):  # the client gives up first (a timeout is an OSError)
         request = urllib.request.Request(proxy.url + "/v1/messages", data=json.dumps(body_for("/v1/messages", True)).encode(), method="POST",

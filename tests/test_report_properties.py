@@ -15,9 +15,11 @@ from collections import defaultdict
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import text
 from test_report_fixtures import insert_campaign
 
 from campaign.report import build_report
+from campaign.store.chain import seal_attempt
 from campaign.store.engine import make_engine, resolve_url
 from campaign.store.migrate import upgrade_engine
 
@@ -405,10 +407,6 @@ def test_interrupted_attempts_are_neither_attempts_nor_failures(engine):
 def test_a_verified_chain_does_not_vouch_for_the_types_of_its_values(engine):
     """The chain is no signature: whoever edits a row can reseal it. Text where a number
     belongs is nulled and counted in a verified report as in any other."""
-    from sqlalchemy import text
-
-    from campaign.store.chain import seal_attempt
-
     cid = insert_campaign(engine, [{"task": "a", "repetition": 1, "variant": "baseline", "attempt": {"outcome": "passed", "verified_pass": True}}])
     with engine.begin() as conn:
         (attempt_id,) = conn.execute(text("SELECT id FROM attempts WHERE campaign_id = :c"), {"c": cid}).one()

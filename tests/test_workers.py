@@ -24,6 +24,7 @@ import pytest
 from helpers.catalogs import offline_copies
 from helpers.procs import wait_for
 from sqlalchemy import text
+from test_provider_faults import Upstream, free_port
 
 from campaign.cli import cli
 from campaign.store.engine import make_engine, resolve_url
@@ -222,8 +223,6 @@ def test_the_report_is_the_same_for_one_runner_on_sqlite_and_three_workers_on_po
 
 def test_a_dead_provider_is_halted_for_every_worker_while_the_others_finish(tmp_path, backend_url, catalog, tokenizer_cache):
     # A third provider through the recording proxy to its own upstream, where nothing listens.
-    from test_provider_faults import Upstream, free_port
-
     port = free_port()
     with catalog.open("a") as fh:
         fh.write(
@@ -257,8 +256,6 @@ def test_a_dead_provider_is_halted_for_every_worker_while_the_others_finish(tmp_
 
 def test_an_outside_worker_whose_breaker_halts_its_provider_says_so_and_exits_3(tmp_path, catalog, tokenizer_cache):
     """The halt leaves the provider's trials scheduled: the worker names it and never exits 0."""
-    from test_provider_faults import free_port
-
     port = free_port()  # nothing listens there
     with catalog.open("a") as fh:
         fh.write(

@@ -12,16 +12,14 @@ from campaign.cli import EXIT_INTERRUPTED
 from campaign.cli.paths import StoreTarget
 from campaign.cli.rerun import rerun_command
 from campaign.errors import CampaignError, Interrupted, RerunWith, UsageProblem
+from campaign.store.base import MAX_INTEGER
 
 # The run ended with trials left without a result (a stop rule, a halted provider,
 # trials not attempted); stderr says why and how to continue.
 EXIT_UNFINISHED = 3
 
-# The store's integers are 64-bit (SQLite's INTEGER, PostgreSQL's BIGINT): a larger
-# number is no row id or seed, and would reach the driver as a traceback.
-STORE_INT_MAX = 2**63 - 1
-ROW_ID = click.IntRange(1, STORE_INT_MAX)
-SEED = click.IntRange(-STORE_INT_MAX - 1, STORE_INT_MAX)
+ROW_ID = click.IntRange(1, MAX_INTEGER)
+SEED = click.IntRange(-MAX_INTEGER - 1, MAX_INTEGER)
 
 db_option = click.option(
     "--db",

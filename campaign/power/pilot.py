@@ -45,7 +45,8 @@ def read_pilot(engine: Engine, campaign_id: int, provider: str | None = None, *,
     if campaign.kind == "nonpaired":
         raise UsageProblem(f"campaign {campaign_id} is a nonpaired run: it has no pairs to plan from; name a paired run or a campaign", option=option)
     scope = aggregates.Scope(campaign.id, provider, tuple(repository.lineage(engine, campaign.id)))
-    _refuse_unless_verified(integrity.check(engine, campaign.id), campaign.id)
+    # A plan from edited rows would forecast edited pairs and spend.
+    integrity.refuse_unless_verified(integrity.check(engine, campaign.id), campaign.id, what_then="and a pilot whose rows do not verify is not planned from")
     with engine.connect() as conn:
         providers, _, _ = aggregates.distinct_values(conn, aggregates.Scope(campaign.id))
         if provider is not None and provider not in providers:
@@ -98,13 +99,3 @@ def _seconds(row: aggregates.AttemptCost) -> float | None:
         return None
     return max(0.0, (row.ended_at - row.started_at).total_seconds())
 
-
-def _refuse_unless_verified(checked: integrity.Integrity, campaign_id: int) -> None:
-    """A plan from edited rows would forecast edited pairs and spend: the pilot's chain must verify."""
-    if checked.verified is not False:
-        return
-    first = " ".join(checked.problems[0].line().split())
-    raise integrity.UnverifiedStore(
-        f"pilot campaign {campaign_id}: its attempt rows do not verify ({len(checked.problems)} problem(s); first: {first}), "
-        "so its pairs and spend cannot be planned from; `campaign verify` shows all"
-    )

@@ -68,14 +68,18 @@ def check_rows(conn: Connection, campaigns: Sequence[int], rows: Mapping[int, Se
     return Integrity(checked=True, campaigns=tuple(campaigns), problems=tuple(problems))
 
 
-def refuse_unless_verified(integrity: Integrity, campaign_id: int) -> None:
-    """One line naming the first problem, what shows them all, and how to publish anyway."""
+PUBLISH_ANYWAY = "`--allow-unverified` publishes the report anyway, marked unverified"
+
+
+def refuse_unless_verified(integrity: Integrity, campaign_id: int, *, what_then: str = PUBLISH_ANYWAY) -> None:
+    """One line naming the first problem, what shows them all, and ``what_then`` (by default,
+    how to publish anyway)."""
     if integrity.verified is not False:
         return
     n = len(integrity.problems)
     raise UnverifiedStore(
         f"campaign {campaign_id}: the attempt rows do not verify ({n} problem{'s' if n != 1 else ''}; first: {' '.join(integrity.problems[0].line().split())}); "
-        "`campaign verify` shows all, `--allow-unverified` publishes the report anyway, marked unverified"
+        f"`campaign verify` shows all, {what_then}"
     )
 
 

@@ -66,7 +66,7 @@ def _readonly_store(db: str | None) -> Iterator[Engine]:
         engine.dispose()
 
 
-def _PENDING_SIGNALS_RUN_HERE() -> int:
+def _let_signal_handlers_run() -> int:
     return 0
 
 
@@ -87,7 +87,7 @@ def run_readonly(db: str | None, statement: str) -> tuple[list[str], list[tuple[
             # A query runs in SQLite's C code, where a stop signal's handler cannot run:
             # this Python callback, every so many steps, lets it run, and its Interrupted
             # aborts the query ("interrupted"), which is then the operator's stop.
-            driver.set_progress_handler(_PENDING_SIGNALS_RUN_HERE, 10_000)
+            driver.set_progress_handler(_let_signal_handlers_run, 10_000)
         try:
             # Sent as it is: text() would read ":name" inside a string literal as a parameter.
             result = conn.execution_options(no_parameters=True).exec_driver_sql(statement)

@@ -33,6 +33,7 @@ from aiohttp import web
 from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
+from campaign.store.base import MAX_INTEGER
 from campaign.view import pages, snapshot, source, trials
 
 ENGINE = web.AppKey("engine", Engine)
@@ -131,13 +132,9 @@ async def blocking(request: web.Request, fn: Callable[..., Any], *args: Any) -> 
     return await asyncio.get_running_loop().run_in_executor(None, fn, request.app[ENGINE], *args)
 
 
-# A store's row ids are 64-bit: a longer number names no campaign (and would reach the driver).
-_MAX_ID = 2**63 - 1
-
-
 def _campaign_id(request: web.Request) -> int:
     campaign_id = int(request.match_info["campaign_id"])
-    if campaign_id > _MAX_ID:
+    if campaign_id > MAX_INTEGER:  # names no campaign (and would reach the driver)
         raise web.HTTPNotFound()
     return campaign_id
 
