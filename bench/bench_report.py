@@ -64,9 +64,11 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from campaign.canonical import spec_digest
 from campaign.report import build_report, export_report, render, write_report
 from campaign.report import stats as report_stats
 from campaign.report.integrity import NOT_CHECKED
+from campaign.schedule import build_schedule
 from campaign.store import chain
 from campaign.store.engine import make_engine, resolve_url
 from campaign.store.migrate import upgrade_engine
@@ -93,23 +95,27 @@ def generate(db: Path, tasks: int, repetitions: int, *, interrupted: float = 0.0
     engine.dispose()
     rng = random.Random(seed)
     names = [f"task-{i:03d}" for i in range(tasks)]
-    experiment = {"tasks": names, "model": "openai-codex:gpt-6.1-sol", "repetitions": repetitions, "seed": 107, "agent": "claude-code"}
+    # What the paired lane stores: the experiment, its digest (the chain's genesis) and the
+    # schedule it rebuilds, so verification checks the trial rows as it does a real store's.
+    experiment = {
+        "tasks": names, "model": "openai-codex:gpt-6.1-sol", "repetitions": repetitions, "seed": 107, "agent": "claude-code",
+        "variants": [{"name": "baseline"}, {"name": "coding"}],
+    }  # fmt: skip
+    genesis = spec_digest(experiment)
+    schedule = build_schedule(names, repetitions, 107)
     conn = sqlite3.connect(db)
     try:
         with conn:
             cur = conn.execute(
                 "INSERT INTO campaigns (kind, state, live, stop_reason, agent, seed, experiment_json, experiment_digest, plan_digest,"
                 " approved_plan_digest, scheduled_count, created_at) VALUES ('paired', 'completed', 1, NULL, 'claude-code', 107, ?, ?, ?, ?, ?, ?)",
-                (json.dumps(experiment), DIGEST, DIGEST, DIGEST, tasks * repetitions * 2, T0_TEXT),
+                (json.dumps(experiment, sort_keys=True), genesis, DIGEST, DIGEST, len(schedule), T0_TEXT),
             )
             campaign_id = cur.lastrowid
-            trial_rows = []
-            for rep in range(1, repetitions + 1):
-                for task in names:
-                    pair = f"{task}/r{rep}"
-                    order = ("baseline", "coding") if rep % 2 else ("coding", "baseline")
-                    for k, variant in enumerate(order):
-                        trial_rows.append((campaign_id, pair, f"{pair}/{variant}", "openai-codex", "openai-codex:gpt-6.1-sol", task, variant, rep, k, len(trial_rows), "finished", T0_TEXT))
+            trial_rows = [
+                (campaign_id, t.pair_id, t.trial_id, "openai-codex", experiment["model"], t.task, t.variant, t.repetition, t.pair_order, t.position, "finished", T0_TEXT)
+                for t in schedule
+            ]
             conn.executemany(
                 "INSERT INTO trials (campaign_id, pair_id, trial_id, provider, model, task, variant, repetition, pair_order, position, status, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -121,7 +127,7 @@ def generate(db: Path, tasks: int, repetitions: int, *, interrupted: float = 0.0
                 if rng.random() < interrupted:
                     rows.append(_interrupted(rng, campaign_id, pk, len(rows) + 1))
                 rows.append(_finished(rng, campaign_id, pk, len(rows) + 1, variant))
-            prev = DIGEST  # the chain's genesis is the campaign's experiment digest
+            prev = genesis
             for row in rows:
                 row["prev_hash"] = prev
                 row["row_hash"] = prev = _sealed(prev, row, chain_format)

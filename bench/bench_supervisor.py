@@ -59,7 +59,7 @@ def make_fixture(base: Path) -> Path:
 
 def new_attempt(engine) -> int:
     schedule = [t for t in build_schedule(["task-a"], 1, seed=1) if t.variant == "baseline"]
-    new = repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=1, experiment={}, experiment_digest="0" * 64)
+    new = repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=1, experiment={})
     campaign_id = repository.create_campaign(engine, new, schedule, model="offline:sim", default_provider="offline")
     trial = repository.trials_in_order(engine, campaign_id)[0]
     repository.admit_trial(engine, trial.id)

@@ -87,7 +87,7 @@ def new_campaign(engine, providers: list[str], per_provider: int) -> int:
     """A running campaign with ``per_provider`` scheduled trials (x/2 tasks x 2 variants) per provider."""
     tasks = [f"task-{i:04d}" for i in range(max(1, per_provider // 2))]
     schedule = build_schedule(tasks, 1, seed=1, providers=providers)
-    new = repository.NewCampaign(kind="campaign", state="running", live=True, agent="offline", seed=1, experiment={}, experiment_digest="0" * 64)
+    new = repository.NewCampaign(kind="campaign", state="running", live=True, agent="offline", seed=1, experiment={})
     campaign_id = repository.create_campaign(engine, new, schedule, model="offline:sim", default_provider=providers[0])
     leases.ensure_leases(engine, campaign_id, providers)
     return campaign_id

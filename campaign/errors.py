@@ -42,6 +42,12 @@ class StoreError(CampaignError):
     """The store cannot be opened or used as asked."""
 
 
+class UnreadableValue(StoreError, ValueError):
+    """A stored value its column cannot hold (text in a timestamp, a blob in a number):
+    the row was edited outside the engine. A ValueError too, so the chain check, which
+    names such a row, still catches it."""
+
+
 class StoreUnusable(UsageProblem, StoreError):
     """``--db`` names something that cannot be opened as a store: bad input, exit 2."""
 

@@ -12,8 +12,9 @@ over all tasks instead of landing on the last ones.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from campaign.vocabulary import VARIANTS
 
@@ -30,11 +31,23 @@ class ScheduledTrial:
     pair_order: int
 
 
+# The one variant of a non-paired run (each task once, no comparison).
+SINGLE_VARIANT = "default"
+
+
 def variant_order(seed: int, task: str, repetition: int, variants: Sequence[str] = VARIANTS) -> tuple[str, ...]:
     """The within-pair order: a shuffle seeded by (seed, task), rotated by repetition."""
+    return _rotated(_shuffled(seed, task, variants), repetition)
+
+
+def _shuffled(seed: int, task: str, variants: Sequence[str]) -> list[str]:
     order = list(variants)
     # str seeds hash with SHA-512 (random's version 2), stable across runs and platforms.
     random.Random(f"campaign-schedule:{seed}:{task}").shuffle(order)
+    return order
+
+
+def _rotated(order: list[str], repetition: int) -> tuple[str, ...]:
     shift = (repetition - 1) % len(order)
     return tuple(order[shift:] + order[:shift])
 
@@ -51,6 +64,18 @@ def build_schedule(
     variants: Sequence[str] = VARIANTS,
     providers: Sequence[str | None] = (None,),
 ) -> tuple[ScheduledTrial, ...]:
+    return tuple(ScheduledTrial(*row) for row in schedule_rows(tasks, repetitions, seed, variants, providers))
+
+
+def schedule_rows(
+    tasks: Sequence[str],
+    repetitions: int,
+    seed: int,
+    variants: Sequence[str] = VARIANTS,
+    providers: Sequence[str | None] = (None,),
+) -> list[tuple[Any, ...]]:
+    """The schedule's trials as plain tuples in ScheduledTrial's field order: what a
+    verifier rebuilds for 100,000 trials at a time, without an object per trial."""
     if repetitions < 1:
         raise ValueError("repetitions must be positive")
     for label, names in (("task", tasks), ("variant", variants), ("provider", providers)):
@@ -58,22 +83,72 @@ def build_schedule(
             raise ValueError(f"a {label} is listed twice; trial ids would collide")
     if not variants:
         raise ValueError("at least one variant is needed")
-    trials: list[ScheduledTrial] = []
+    rows: list[tuple[Any, ...]] = []
+    # The shuffle depends on the task alone, not on the repetition.
+    shuffled = {task: _shuffled(seed, task, variants) for task in tasks}
     for provider in providers:
         for repetition in range(1, repetitions + 1):
             for task in tasks:
                 pid = pair_id(provider, task, repetition)
-                for order, variant in enumerate(variant_order(seed, task, repetition, variants)):
-                    trials.append(
-                        ScheduledTrial(
-                            position=len(trials),
-                            pair_id=pid,
-                            trial_id=f"{pid}/{variant}",
-                            provider=provider or "",
-                            task=task,
-                            variant=variant,
-                            repetition=repetition,
-                            pair_order=order,
-                        )
-                    )
-    return tuple(trials)
+                for order, variant in enumerate(_rotated(shuffled[task], repetition)):
+                    rows.append((len(rows), pid, f"{pid}/{variant}", provider or "", task, variant, repetition, order))
+    return rows
+
+
+def single_run(tasks: Sequence[str]) -> tuple[ScheduledTrial, ...]:
+    """The non-paired schedule: each task once, under the one variant."""
+    return tuple(ScheduledTrial(*row) for row in _single_rows(tasks))
+
+
+def _single_rows(tasks: Sequence[str]) -> list[tuple[Any, ...]]:
+    return [(i, pair_id(None, task, 1), f"{pair_id(None, task, 1)}/{SINGLE_VARIANT}", "", task, SINGLE_VARIANT, 1, 0) for i, task in enumerate(tasks)]
+
+
+@dataclass(frozen=True)
+class StoredSchedule:
+    """What a stored experiment fixes about its campaign's trial rows."""
+
+    kind: str  # the campaigns.kind the engine stores such an experiment under
+    rows: list[tuple[Any, ...]]  # schedule_rows: in position order
+    model: str  # the trial rows' model (a campaign of several providers: the first's)
+    provider: str | None  # a one-provider lane's: the provider of the rows that name none
+    # A campaign of several providers: each one's own model, which its trial rows carry
+    # (stores written before carry the first provider's model on every row instead).
+    provider_models: Mapping[str, str] | None = None
+
+
+def stored_schedule(experiment: Mapping[str, Any]) -> StoredSchedule | None:
+    """The schedule the engine built from this experiment, as each lane stores it; None
+    for an experiment that fixes none (a probe's, a task check's).
+
+    The experiment is pinned by its digest, which is the chain's genesis, so the trial
+    rows, which are outside the chain, are pinned through it: an edited variant, task
+    or provider no longer matches the schedule the experiment rebuilds."""
+    try:
+        return _stored_schedule(experiment)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return None  # not the shape any lane stores: nothing to rebuild
+
+
+def _stored_schedule(e: Mapping[str, Any]) -> StoredSchedule | None:
+    if e.get("kind") == "campaign":  # every provider's trials
+        names = [p["name"] for p in e["providers"]]
+        rows = schedule_rows(e["tasks"], e["repetitions"], e["seed"], [v["name"] for v in e["variants"]], names)
+        models = {p["name"]: _text(p["model"]) for p in e["providers"]}
+        return StoredSchedule("campaign", rows, models[names[0]], None, models)
+    if e.get("kind") == "nonpaired":
+        return _one_provider("nonpaired", _single_rows(e["tasks"]), e["model"])
+    if "kind" not in e and "variants" in e:  # the paired lanes' Experiment
+        return _one_provider("paired", schedule_rows(e["tasks"], e["repetitions"], e["seed"], [v["name"] for v in e["variants"]]), e["model"])
+    return None
+
+
+def _one_provider(kind: str, rows: list[tuple[Any, ...]], model: Any) -> StoredSchedule:
+    """A one-provider lane's trials run on the provider its PROVIDER:MODEL names."""
+    return StoredSchedule(kind, rows, _text(model), _text(model).partition(":")[0])
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("not text")
+    return value

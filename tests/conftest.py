@@ -84,7 +84,7 @@ def make_attempt(engine):
         schedule = [t for t in build_schedule([task], 1, seed=1) if t.variant == variant]
         campaign_id = repository.create_campaign(
             engine,
-            repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=1, experiment={}, experiment_digest="0" * 64),
+            repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=1, experiment={}),
             schedule,
             model="offline:sim",
             default_provider="offline",

@@ -23,6 +23,7 @@ import pytest
 from campaign import benchmark
 from campaign.agents.profile_parse import parse_profile
 from campaign.lanes.attempt import AttemptPlan, run_attempt
+from campaign.schedule import single_run
 from campaign.store import repository
 from campaign.supervise import confine
 from campaign.supervise import TeardownBudget
@@ -63,12 +64,10 @@ def shell_profile(tmp_path: Path, attack: str):
 
 
 def _trial(engine):
-    from campaign.lanes.nonpaired import schedule
-
     campaign_id = repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="nonpaired", state="running", live=False, agent="shell-agent", seed=0, experiment={}, experiment_digest="0" * 64),
-        schedule((benchmark.get_task(TASK),)),
+        repository.NewCampaign(kind="nonpaired", state="running", live=False, agent="shell-agent", seed=0, experiment={}),
+        single_run([benchmark.get_task(TASK).name]),
         model="offline:synthetic",
         default_provider="offline",
     )

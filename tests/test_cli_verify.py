@@ -9,10 +9,10 @@ from campaign.schedule import build_schedule
 from campaign.store import chain, repository
 
 
-def _sealed_campaign(engine, clock, n: int = 3, digest: str = "e" * 64) -> tuple[int, list[int]]:
+def _sealed_campaign(engine, clock, n: int = 3, experiment: dict | None = None) -> tuple[int, list[int]]:
     campaign_id = repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="campaign", state="running", live=False, agent="offline", seed=5, experiment={}, experiment_digest=digest),
+        repository.NewCampaign(kind="campaign", state="running", live=False, agent="offline", seed=5, experiment=experiment or {}),
         build_schedule(["task-a", "task-b"], 1, seed=5),
         model="offline:synthetic",
         default_provider="offline",
@@ -30,7 +30,7 @@ def _sealed_campaign(engine, clock, n: int = 3, digest: str = "e" * 64) -> tuple
 
 def test_intact_chain_exits_zero(runner, engine, db_url, clock):
     first, _ = _sealed_campaign(engine, clock, 3)
-    _sealed_campaign(engine, clock, 2, digest="d" * 64)
+    _sealed_campaign(engine, clock, 2, experiment={"k": 2})
     result = runner.invoke(cli, ["verify", "--db", db_url])
     assert result.exit_code == 0, result.output
     assert result.output == "chain intact: 5 rows\n"

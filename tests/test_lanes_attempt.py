@@ -29,7 +29,7 @@ def _trial(engine, task: str, variant: str = "coding"):
     schedule = [t for t in build_schedule([task], 1, seed=3) if t.variant == variant]
     campaign_id = repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=3, experiment={}, experiment_digest="0" * 64),
+        repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=3, experiment={}),
         schedule,
         model="offline:synthetic",
         default_provider="offline",

@@ -8,6 +8,7 @@ import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
 
+from campaign.canonical import spec_digest
 from campaign.store import chain, repository
 from campaign.store.engine import make_engine, resolve_url
 from campaign.store.migrate import alembic_config, drift, head_revision, upgrade_engine, upgrade_store
@@ -24,7 +25,7 @@ def _old_store(db_path, revision: str) -> None:
         conn.execute(
             "INSERT INTO campaigns (id, kind, state, live, agent, seed, experiment_json, experiment_digest, scheduled_count, created_at)"
             " VALUES (1, 'campaign', 'interrupted', 1, 'offline', 107, '{}', ?, 2, '2026-01-01 00:00:00')",
-            ("e" * 64,),
+            (spec_digest({}),),  # the experiment's own digest, as every engine wrote it
         )
         for position, variant in enumerate(("baseline", "coding")):
             conn.execute(

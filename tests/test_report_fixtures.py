@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Engine, insert, select
 
+from campaign.canonical import spec_digest
 from campaign.store import chain
 from campaign.store.models import Attempt, Campaign, Trial
 
@@ -60,7 +61,7 @@ def insert_campaign(
                 agent=agent,
                 seed=seed,
                 experiment_json=json.dumps(exp, sort_keys=True),
-                experiment_digest=DIGEST,
+                experiment_digest=spec_digest(exp),
                 plan_digest=DIGEST,
                 approved_plan_digest=approved_plan_digest,
                 scheduled_count=len(trials),

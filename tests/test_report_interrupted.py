@@ -82,7 +82,7 @@ def outcome(trial) -> dict:
 def _new_campaign(engine, clock) -> int:
     return repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=7, experiment=EXPERIMENT, experiment_digest="e" * 64),
+        repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=7, experiment=EXPERIMENT),
         build_schedule(list(TASKS), REPETITIONS, seed=7),
         model="offline:synthetic",
         default_provider="offline",

@@ -106,10 +106,15 @@ def _assert_clean(text: str, where: str) -> None:
 def test_no_canary_reaches_the_report_or_the_export(engine, db_url, runner, tmp_path, monkeypatch):
     cid = plant(engine, monkeypatch)
     out = tmp_path / "out" / "report.json"
-    result = runner.invoke(cli, ["report", str(cid), "--output", str(out), "--db", db_url])
+    # No engine writes such rows (the campaign row's agent is not its experiment's), so
+    # they do not verify; the report published anyway is where a canary could leak.
+    refused = runner.invoke(cli, ["report", str(cid), "--output", str(out), "--db", db_url])
+    assert refused.exit_code == 1 and "agent is not its experiment's" in refused.output
+    _assert_clean(refused.output, "report stderr")
+    result = runner.invoke(cli, ["report", str(cid), "--output", str(out), "--allow-unverified", "--db", db_url])
     assert result.exit_code == 0, result.output
     _assert_clean(result.output, "report stdout")
-    result = runner.invoke(cli, ["export", str(cid), "--output-dir", str(tmp_path / "share"), "--db", db_url])
+    result = runner.invoke(cli, ["export", str(cid), "--output-dir", str(tmp_path / "share"), "--allow-unverified", "--db", db_url])
     assert result.exit_code == 0, result.output
     files = [out, out.with_suffix(".md"), out.with_suffix(".svg"), *sorted((tmp_path / "share").iterdir())]
     assert len(files) == 6

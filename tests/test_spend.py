@@ -28,7 +28,7 @@ def campaign_with(engine, costs, *, provider="offline", extra: int = 0) -> int:
     schedule = build_schedule([f"task-{i}" for i in range(len(costs) + extra)], 1, seed=1)[: len(costs) + extra]
     campaign_id = repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="campaign", state="running", live=True, agent="offline", seed=1, experiment={}, experiment_digest="0" * 64),
+        repository.NewCampaign(kind="campaign", state="running", live=True, agent="offline", seed=1, experiment={}),
         schedule,
         model="offline:sim",
         default_provider=provider,

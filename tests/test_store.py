@@ -98,7 +98,7 @@ def test_foreign_keys_are_enforced(engine):
 def _campaign(engine, tasks=("t1",), reps=1):
     return repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=7, experiment={"k": 1}, experiment_digest="a" * 64),
+        repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=7, experiment={"k": 1}),
         build_schedule(list(tasks), reps, seed=7),
         model="offline:sim",
         default_provider="offline",

@@ -30,7 +30,7 @@ def store(backend_url):
 def _campaign(engine, tasks=("t1", "t2"), reps=2) -> int:
     return repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=7, experiment={"k": 1}, experiment_digest="a" * 64),
+        repository.NewCampaign(kind="paired", state="running", live=False, agent="offline", seed=7, experiment={"k": 1}),
         build_schedule(list(tasks), reps, seed=7),
         model="offline:synthetic",
         default_provider="offline",
@@ -64,6 +64,25 @@ def test_finished_rows_are_chained_and_an_edit_is_detected(store):
     with store.begin() as conn:
         conn.execute(text("UPDATE attempts SET cost_usd = 0.0 WHERE seq = 2"))
     assert [p.kind for p in chain.verify_chain(store, campaign_id)] == ["edited"]
+
+
+def test_a_finished_campaigns_head_moves_with_any_commit_to_the_store_and_holds_on_reads(store, backend_url):
+    """An edit no link shows (a trial row here) moves a finished campaign's head, as read
+    by a read-only engine such as the view's; reading moves nothing."""
+    campaign_id = _campaign(store)
+    reader = make_engine(resolve_url(backend_url), readonly=True)
+    try:
+        running = chain.head(reader, campaign_id)
+        with store.begin() as conn:
+            conn.execute(text("UPDATE campaigns SET state = 'completed' WHERE id = :c"), {"c": campaign_id})
+        finished = chain.head(reader, campaign_id)
+        chain.verify_chain(reader, campaign_id)
+        assert chain.head(reader, campaign_id) == finished != running
+        with store.begin() as conn:
+            conn.execute(text("UPDATE trials SET variant = 'coding' WHERE campaign_id = :c AND position = 0"), {"c": campaign_id})
+        assert chain.head(reader, campaign_id) != finished
+    finally:
+        reader.dispose()
 
 
 def test_sql_is_read_only(store, backend_url, runner):

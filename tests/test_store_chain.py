@@ -9,18 +9,20 @@ import sqlite3
 
 import pytest
 
+from campaign.canonical import spec_digest
 from campaign.errors import ConflictError, UsageProblem
 from campaign.schedule import build_schedule
 from campaign.store import chain, repository
 from campaign.store.models import Attempt
 
-GENESIS = "e" * 64
+EXPERIMENT = {"k": 1}
+GENESIS = spec_digest(EXPERIMENT)
 
 
-def _campaign(engine, tasks=("task-a", "task-b", "task-c"), digest=GENESIS) -> tuple[int, list]:
+def _campaign(engine, tasks=("task-a", "task-b", "task-c"), experiment=EXPERIMENT) -> tuple[int, list]:
     campaign_id = repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="campaign", state="running", live=False, agent="offline", seed=3, experiment={"k": 1}, experiment_digest=digest),
+        repository.NewCampaign(kind="campaign", state="running", live=False, agent="offline", seed=3, experiment=experiment),
         build_schedule(list(tasks), 1, seed=3),
         model="offline:synthetic",
         default_provider="offline",
@@ -254,8 +256,9 @@ def test_an_edited_genesis_is_detected(engine, clock, db_path):
     campaign_id, _ = _run(engine, clock, 2)
     _sql(db_path, "UPDATE campaigns SET experiment_digest = ? WHERE id = ?", "f" * 64, campaign_id)
     problems = chain.verify_chain(engine, campaign_id)
-    assert _kinds(problems) == [("broken_link", 1)]
+    assert _kinds(problems) == [("broken_link", 1), ("edited", None)]
     assert "experiment digest" in problems[0].detail
+    assert "does not match its experiment_digest" in problems[1].detail
 
 
 def test_an_unreadable_value_is_reported_not_raised(engine, clock, db_path):
@@ -295,7 +298,7 @@ def test_a_running_row_in_a_completed_campaign_is_a_problem(engine, clock, db_pa
 
 def test_campaigns_chain_independently(engine, clock, db_path):
     first, _ = _run(engine, clock, 2)
-    second, ids = _run(engine, clock, 2, digest="d" * 64)
+    second, ids = _run(engine, clock, 2, experiment={"k": 2})
     _sql(db_path, "UPDATE attempts SET output_tokens = 1 WHERE id = ?", ids[0])
     assert chain.verify_chain(engine, first) == []
     assert [(p.campaign_id, p.kind) for p in chain.verify_chain(engine)] == [(second, "edited")]

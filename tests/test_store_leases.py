@@ -31,7 +31,7 @@ def campaign(engine, providers=("alpha", "beta"), tasks=2) -> int:
     schedule = build_schedule([f"task-{i}" for i in range(tasks)], 2, seed=1, providers=list(providers))
     campaign_id = repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="campaign", state="running", live=True, agent="offline", seed=1, experiment={}, experiment_digest="0" * 64),
+        repository.NewCampaign(kind="campaign", state="running", live=True, agent="offline", seed=1, experiment={}),
         schedule,
         model="offline:sim",
         default_provider=providers[0],

@@ -49,7 +49,7 @@ def test_limits_that_hold_nothing_are_refused(args, why):
 def test_the_store_reads_back_what_it_recorded(backend_url):
     store = open_store(backend_url)
     try:
-        new = repository.NewCampaign(kind="campaign", state="running", live=True, agent="offline", seed=1, experiment={}, experiment_digest="0" * 64)
+        new = repository.NewCampaign(kind="campaign", state="running", live=True, agent="offline", seed=1, experiment={})
         campaign_id = repository.create_campaign(store, new, build_schedule(["task-a"], 1, seed=1), model="offline:sim", default_provider="offline")
         assert repository.spend_limits(store, campaign_id) is None
         for limits in (PAIRED, CAMPAIGN, BOTH):

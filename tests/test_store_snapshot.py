@@ -28,7 +28,7 @@ def store(backend_url):
 def _campaign(engine) -> int:
     return repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="campaign", state="running", live=True, agent="offline", seed=1, experiment={}, experiment_digest="0" * 64),
+        repository.NewCampaign(kind="campaign", state="running", live=True, agent="offline", seed=1, experiment={}),
         build_schedule(["task-a", "task-b"], 2, seed=1),
         model="offline:sim",
         default_provider="offline",

@@ -37,7 +37,7 @@ def verify(campaign_id: int | None, db: str | None) -> None:
         for problem in problems:
             click.echo(problem.line())
         raise chain.ChainBroken(
-            f"{len(problems)} chain problem(s) in {rows} rows: attempt rows were changed outside the engine; "
+            f"{len(problems)} chain problem(s) in {rows} rows: rows were changed outside the engine; "
             "do not resume this store, keep it (and its backups) as evidence",
             problems,
         )

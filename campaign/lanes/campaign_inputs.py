@@ -22,7 +22,7 @@ from campaign.agents.client_version import read_client_version
 from campaign.agents.profile_model import AgentProfile, uses_wire
 from campaign.agents.profiles import load_profile, profile_identity
 from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_variant
-from campaign.errors import UsageProblem
+from campaign.errors import UnreadableValue, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
@@ -249,7 +249,13 @@ def mismatched_fields(stored: Mapping[str, Any], current: Mapping[str, Any]) -> 
 
 
 def stored_experiment(row: Campaign) -> dict[str, Any]:
-    return json.loads(row.experiment_json)
+    try:
+        experiment = json.loads(row.experiment_json)
+    except (TypeError, ValueError, RecursionError):
+        experiment = None
+    if not isinstance(experiment, dict):
+        raise UnreadableValue(f"campaign {row.id}'s experiment is not the JSON object the engine writes (the row was edited outside the engine); `campaign verify` names it")
+    return experiment
 
 
 def stored_experiment_of(opts: opt.CodingOptions, db: str | None) -> dict[str, Any] | None:

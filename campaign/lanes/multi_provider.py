@@ -30,7 +30,6 @@ from campaign.lanes.breaker import Breaker
 from campaign.lanes.campaign_inputs import CampaignInputs, experiment, mismatched_fields, schedule_for, stored_experiment, stored_experiment_of, validate
 from campaign.lanes.campaign_outputs import CampaignResult, build_result, close_run, open_progress, write_reports
 from campaign.lanes.continuation import REOPEN_ON_RESUME, ResumeRefused, my_identity, settle_resume, take_lease
-from campaign.canonical import spec_digest
 from campaign.progress import TrialsNotAttempted
 from campaign.store import STORE_NAME, chain, leases, repository
 from campaign.store.engine import describe
@@ -87,7 +86,7 @@ def run(
             raise UsageProblem(f"these options would change the experiment: {', '.join(differing)}; resume with the original options or start a new --output-dir", option="--resume")
         problems = [p for cid in repository.lineage(engine, campaign_id) for p in chain.verify_chain(engine, cid)]
         if problems:
-            raise ResumeRefused("the attempt rows fail their hash chain (edited, deleted or reordered); resume refuses:\n" + "\n".join(p.line() for p in problems))
+            raise ResumeRefused("the store fails its hash chain check (rows edited, deleted or reordered); resume refuses:\n" + "\n".join(p.line() for p in problems))
         take_lease(engine, campaign_id, me, proc)
     else:
         # --resume on an empty --output-dir starts the campaign, so one command both
@@ -98,9 +97,10 @@ def run(
             raise RerunWith(f"{describe(engine.url)} already holds campaign {existing.id}; continue it with --resume", option="--resume", add=("--resume",))
         campaign_id = repository.create_campaign(
             engine,
-            repository.NewCampaign(kind="campaign", state="running", live=not inputs.rehearsal, agent=current["agent"], seed=inputs.seed, experiment=current, experiment_digest=spec_digest(current)),
+            repository.NewCampaign(kind="campaign", state="running", live=not inputs.rehearsal, agent=current["agent"], seed=inputs.seed, experiment=current),
             schedule,
             model=inputs.providers[0].model,
+            provider_models={p.name: p.model for p in inputs.providers},
             default_provider=inputs.providers[0].name,
         )
         take_lease(engine, campaign_id, me, proc)

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from campaign.vocabulary import WIRE_COUNTERS
-from campaign import benchmark
 from campaign.agents import seeds
 from campaign.agents.profiles import load_profile
 from campaign.lanes.wire import resolve_route
@@ -27,8 +26,7 @@ from campaign.providers import load_catalog, provider_for_route
 from campaign.errors import Interrupted, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.attempt import AttemptPlan, run_attempt
-from campaign.canonical import spec_digest
-from campaign.schedule import ScheduledTrial, pair_id
+from campaign.schedule import single_run
 from campaign.store import repository
 from campaign.store.engine import describe
 from campaign.store.migrate import open_store
@@ -36,7 +34,6 @@ from campaign.supervise import critical, interruptible
 from sqlalchemy import Engine
 
 OFFLINE_MODEL = "offline:synthetic"
-VARIANT = "default"
 KIND = "nonpaired_coding_run"
 SCHEMA_VERSION = 3
 
@@ -53,13 +50,6 @@ class NonpairedResult:
     stop_reason: str | None
     # What stopped an engine_error attempt, for the operator (never stored).
     engine_error: str | None = None
-
-
-def schedule(tasks: tuple[benchmark.Task, ...]) -> tuple[ScheduledTrial, ...]:
-    return tuple(
-        ScheduledTrial(position=i, pair_id=pair_id(None, t.name, 1), trial_id=f"{pair_id(None, t.name, 1)}/{VARIANT}", provider="", task=t.name, variant=VARIANT, repetition=1, pair_order=0)
-        for i, t in enumerate(tasks)
-    )
 
 
 def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda line: None, timer: Callable[[], float] = time.monotonic) -> NonpairedResult:
@@ -83,14 +73,14 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
         raise UsageProblem(f"{opts.output} is a directory; give a file path", option="--output")
 
     engine = open_store(db)
-    trials = schedule(tasks)
+    trials = single_run([t.name for t in tasks])
     experiment = {"kind": "nonpaired", "agent": profile.name, "model": model, "tasks": [t.name for t in tasks], "timeout": timeout}
     suite = selection.identity()
     if suite is not None:  # only then, so runs of the built-in tasks keep their identity
         experiment["task_suite"] = suite
     campaign_id = repository.create_campaign(
         engine,
-        repository.NewCampaign(kind="nonpaired", state="running", live=profile.paid, agent=profile.name, seed=0, experiment=experiment, experiment_digest=spec_digest(experiment)),
+        repository.NewCampaign(kind="nonpaired", state="running", live=profile.paid, agent=profile.name, seed=0, experiment=experiment),
         trials,
         model=model,
         default_provider=model.partition(":")[0],

@@ -24,7 +24,7 @@ from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.lanes.options import CodingOptions
 from campaign.lanes.paired_plan import compute_experiment, schedule_for, validate
-from campaign.plan import experiment_digest, read_json_object
+from campaign.plan import read_json_object
 from campaign.spend import budget_allows_next, exceeded_ceiling
 from campaign.store import repository
 from campaign.store.engine import describe
@@ -109,7 +109,6 @@ def run(
             agent=experiment.agent,
             seed=experiment.seed,
             experiment=experiment.as_dict(),
-            experiment_digest=experiment_digest(experiment),
             plan_digest=approval.plan_digest,
             approved_plan_digest=approval.plan_digest,
             deadline_at=repository.utcnow() + dt.timedelta(seconds=inputs.run_timeout),

@@ -57,7 +57,6 @@ from campaign.lanes.options import (
 from campaign.plan import (
     Experiment,
     VariantIdentity,
-    experiment_digest,
     read_json_object,
     render_document,
     stage_atomic,
@@ -298,7 +297,6 @@ def run(opts: CodingOptions, db: str | None, cwd: Path | None = None) -> PlanRes
                     agent=experiment.agent,
                     seed=experiment.seed,
                     experiment=experiment.as_dict(),
-                    experiment_digest=experiment_digest(experiment),
                     plan_digest=document["plan_digest"],
                 ),
                 schedule,

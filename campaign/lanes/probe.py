@@ -74,7 +74,7 @@ def measure(profile: AgentProfile, *, model: str, task: Task, route: WireRoute, 
         engine = make_engine(resolve_url(str(Path(tmp) / "probe.db")))
         try:
             upgrade_engine(engine)
-            new = repository.NewCampaign(kind="paired", state="running", live=False, agent=profile.name, seed=0, experiment={"kind": "probe"}, experiment_digest="0" * 64)
+            new = repository.NewCampaign(kind="paired", state="running", live=False, agent=profile.name, seed=0, experiment={"kind": "probe"})
             campaign_id = repository.create_campaign(engine, new, build_schedule([task.name], 1, seed=0), model=model, default_provider=REPLAY)
             for trial in repository.trials_in_order(engine, campaign_id):
                 repository.admit_trial(engine, trial.id)

@@ -28,7 +28,7 @@ from sqlalchemy import Connection, Engine
 
 from campaign import __version__, testhooks
 from campaign.bulk import collector_paused
-from campaign.errors import CampaignError, UsageProblem
+from campaign.errors import CampaignError, UnreadableValue, UsageProblem
 from campaign.report import aggregates, detectable, identity, results, spending, stats
 from campaign.report.allowlist import enum_or_unlisted, sanitize
 from campaign.report.integrity import Integrity, check_rows, read_lineage, refuse_unless_verified
@@ -102,6 +102,8 @@ def build_report(
             "(its own report is the one `campaign coding` wrote); name a paired campaign",
             option="CAMPAIGN_ID",
         )
+    if type(campaign.seed) is not int:  # the bootstrap's seed: a report published unverified needs one too
+        raise UnreadableValue(f"campaign {campaign.id}'s seed is not a whole number (the row was edited outside the engine); `campaign verify` names it")
     experiment = identity.load_object(campaign.experiment_json)
     lineage = tuple(repository.lineage(engine, campaign.id))
     scope = aggregates.Scope(campaign.id, provider, lineage)

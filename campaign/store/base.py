@@ -8,6 +8,8 @@ from typing import Annotated
 from sqlalchemy import BigInteger, DateTime, Integer, MetaData, String, Text, TypeDecorator
 from sqlalchemy.orm import DeclarativeBase, mapped_column
 
+from campaign.errors import UnreadableValue
+
 # Named constraints are what lets alembic's SQLite batch mode find and alter them.
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -30,6 +32,20 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         if value.tzinfo is None:
             raise ValueError("naive datetime given to a UTC column")
         return value.astimezone(dt.timezone.utc)
+
+    def result_processor(self, dialect, coltype):  # type: ignore[override]
+        read = super().result_processor(dialect, coltype)
+        if read is None:
+            return None
+
+        def process(value):
+            try:
+                return read(value)
+            except (ValueError, TypeError, OverflowError, AttributeError):
+                shown = repr(value)[:40]
+                raise UnreadableValue(f"the store holds {shown} where a timestamp belongs (a row was edited outside the engine); `campaign verify` names edited rows") from None
+
+        return process
 
     def process_result_value(self, value: dt.datetime | None, dialect):  # type: ignore[override]
         if value is None:

@@ -7,6 +7,7 @@ import sqlite3
 import stat
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
@@ -241,6 +242,33 @@ def _create(url: URL, **kwargs) -> Engine:
         ) from None
 
 
+def change_stamp(engine: Engine) -> tuple[Any, ...] | None:
+    """What moves whenever anyone commits to the store, whichever row they touch (None:
+    nothing tells). A reader that keeps a verdict per chain head keys it on this too, so
+    an edit to an older row, a trial or a campaign row is noticed at once.
+
+    SQLite: the file and its WAL (inode, size, mtime); a commit appends to the WAL, a
+    checkpoint rewrites the file. PostgreSQL: the next transaction id, which every
+    writing transaction on the server takes (reads take none)."""
+    if engine.dialect.name == "sqlite":
+        database = engine.url.database
+        if not database or database == ":memory:":
+            return None
+        return tuple(_file_stamp(path) for path in (database, f"{database}-wal"))
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as conn:
+            return (conn.exec_driver_sql("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").scalar_one(),)
+    return None
+
+
+def _file_stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def describe(url: URL) -> str:
     """A printable location without credentials."""
     if url.get_backend_name() == "sqlite":
@@ -248,4 +276,4 @@ def describe(url: URL) -> str:
     return url.render_as_string(hide_password=True)
 
 
-__all__ = ["DB_ENV", "StoreError", "check_sqlite_path", "default_db_path", "describe", "make_engine", "open_failure", "resolve_url"]
+__all__ = ["DB_ENV", "StoreError", "change_stamp", "check_sqlite_path", "default_db_path", "describe", "make_engine", "open_failure", "resolve_url"]

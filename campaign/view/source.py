@@ -133,9 +133,11 @@ class ChainChecks:
     A page shows the chain verdict and a report that states it; verifying 100,000
     rows for every page (and again for its report) would cost seconds per refresh, so
     a campaign is verified again only when its head (``chain.head``) has moved. An
-    edit made outside the engine to an older row shows once the head moves next. A
-    report built after the head moved verifies the rows it reads and leaves its
-    verdict here (``record``), so a page reads them once.
+    edit made outside the engine (to an older row, a trial or the campaign row) moves
+    the head of a campaign that is not running at once (the store's change stamp), and
+    a running one's with its next attempt. A report built after the head moved
+    verifies the rows it reads and leaves its verdict here (``record``), so a page
+    reads them once.
     """
 
     def __init__(self) -> None:

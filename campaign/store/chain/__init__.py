@@ -42,9 +42,13 @@ Adding a column to ``attempts``: rows sealed earlier were hashed without it, so
 extending HASHED_COLUMNS needs a new format that verifies both shapes; the test
 that compares HASHED_COLUMNS with the model fails until someone decides.
 
-One algorithm in four parts: ``rows`` (the hashed columns, rows as stored, the
-problems), ``hashing`` (both formats, pure), ``seal`` and ``verify``; every
-name a caller uses is importable from here.
+Only attempt rows are hashed; the campaign row and the trial rows a report also
+reads are pinned through the genesis (``pinned``: the experiment must match its
+digest, and the trial rows the schedule it rebuilds).
+
+One algorithm in five parts: ``rows`` (the hashed columns, rows as stored, the
+problems), ``hashing`` (both formats, pure), ``seal``, ``verify`` and ``pinned``;
+every name a caller uses is importable from here.
 """
 
 from campaign.store.chain.hashing import canonical_row, compute_hash, fast_digests, payload, row_digest

@@ -2,7 +2,8 @@
 
 An intact chain is proven column by column; only a chain that is not gets the
 row-by-row pass that names each problem (edited, missing, broken_link,
-unsealed, running_not_last, unreadable)."""
+unsealed, running_not_last, unreadable). The campaign and trial rows the chain
+pins through its genesis are checked alongside (``pinned``)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Connection, Engine, exists, func, select
+from sqlalchemy import Connection, Engine, func, select
 
 from campaign.bulk import collector_paused
 from campaign.errors import UsageProblem
 from campaign.store import scope
+from campaign.store.engine import change_stamp
 from campaign.store.chain.hashing import digest_or_none, fast_digests, format1, mismatch, row_digest
+from campaign.store.chain.pinned import pinned_problems
 from campaign.store.chain.rows import (
     ATTEMPTS,
     ID,
@@ -32,7 +35,7 @@ from campaign.store.chain.rows import (
     read_rows,
     row_of,
 )
-from campaign.store.models import Campaign, Trial
+from campaign.store.models import Campaign
 
 
 def verify_chain(engine: Engine, campaign_id: int | None = None) -> list[ChainProblem]:
@@ -54,13 +57,21 @@ def verify_chain(engine: Engine, campaign_id: int | None = None) -> list[ChainPr
 def head(engine: Engine, campaign_id: int) -> tuple[Any, ...]:
     """What changes whenever the engine adds, finishes, seals or amends a row of the
     campaign: how many rows, how many sealed, the highest seq and id, and the last link's
-    hash. A reader that verified the chain at one head need not again until it moves."""
+    hash. A reader that verified the chain at one head need not again until it moves.
+
+    An edit made outside the engine (to an older row, a trial or the campaign row) moves
+    no link; so for a campaign that is not running, whose links no longer move, the head
+    holds the store's change stamp too, and any commit to the store moves it. (A running
+    campaign's head moves with its next attempt; its runner's and workers' heartbeats
+    would move the stamp every few seconds.)"""
     c = ATTEMPTS.c
     mine = c.campaign_id == campaign_id
+    stamp = change_stamp(engine)  # first: a commit after it moves the next head
     with scope.reading(engine) as conn:
+        running = conn.execute(select(Campaign.state).where(Campaign.id == campaign_id)).scalar_one_or_none() == "running"
         counts = conn.execute(select(func.count(), func.count(c.row_hash), func.max(c.seq), func.max(c.id)).where(mine)).one()
         last = conn.execute(select(c.row_hash).where(mine).order_by(c.seq.desc()).limit(1)).scalar_one_or_none()
-    return (*counts, last)
+    return (*counts, last, None if running else stamp)
 
 
 def count_rows(engine: Engine, campaign_id: int | None = None) -> int:
@@ -80,7 +91,7 @@ def verify_rows(conn: Connection, campaign_id: int, rows: Sequence[Sequence[Any]
     row-by-row pass that names each problem."""
     links = rows[_provisional(rows) :]
     problems = [] if _intact(conn, campaign_id, links) else _problems(conn, campaign_id, links)
-    return problems + _orphans(conn, campaign_id) + _against_the_campaign(conn, campaign_id, rows)
+    return problems + pinned_problems(conn, campaign_id, rows)
 
 
 def _provisional(rows: Sequence[Sequence[Any]]) -> int:
@@ -198,41 +209,6 @@ def _problems(conn: Connection, campaign_id: int, links: Sequence[Sequence[Any]]
             before = "the campaign's experiment digest" if index == 0 else f"the row_hash of seq {rows[index - 1]['seq']}"
             problem("broken_link", f"prev_hash is not {before} (a row was deleted, inserted or reordered)", row)
         prev = row["row_hash"]
-    return problems
-
-
-def _orphans(conn: Connection, campaign_id: int) -> list[ChainProblem]:
-    """A finished trial's result is its own finished attempt, or, for a trial a
-    continuation carried over, the finished attempt of the trial it points at."""
-    result_row = exists().where(
-        ATTEMPTS.c.trial_pk == func.coalesce(Trial.carried_from_trial_pk, Trial.id), ATTEMPTS.c.status == "finished"
-    )
-    orphaned = conn.execute(
-        select(Trial.trial_id).where(Trial.campaign_id == campaign_id, Trial.status == "finished", ~result_row).order_by(Trial.position)
-    ).scalars()
-    return [
-        ChainProblem(campaign_id, "missing", f"trial {trial_id} is finished but has no finished attempt row (the row was deleted or edited)")
-        for trial_id in orphaned
-    ]
-
-
-def _against_the_campaign(conn: Connection, campaign_id: int, rows: Sequence[Sequence[Any]]) -> list[ChainProblem]:
-    """What the campaign row says its rows must bear out: every trial it scheduled is there
-    (trials and their attempts cut off the end would leave an intact, shorter chain), and a
-    completed campaign has no attempt still running (a row put in by hand is never sealed)."""
-    campaign = conn.execute(select(Campaign.state, Campaign.scheduled_count).where(Campaign.id == campaign_id)).one_or_none()
-    if campaign is None:
-        return []
-    problems = []
-    trials = conn.execute(select(func.count()).select_from(Trial).where(Trial.campaign_id == campaign_id)).scalar_one()
-    if trials != campaign.scheduled_count:
-        problems.append(ChainProblem(campaign_id, "missing", f"the campaign scheduled {campaign.scheduled_count} trials and the store holds {trials} (trial rows were deleted or added)"))
-    if campaign.state == "completed":
-        problems += [
-            ChainProblem(campaign_id, "unsealed", "a completed campaign has no attempt still running (the row was added or edited)", row[SEQ], row[ID])
-            for row in rows
-            if row[STATUS] == "running"
-        ]
     return problems
 
 

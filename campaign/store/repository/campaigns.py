@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Engine, case, func, select, update
 
+from campaign.canonical import spec_digest
 from campaign.schedule import ScheduledTrial
 from campaign.store import chain, scope
 from campaign.store.models import Attempt, Campaign, Trial
@@ -24,8 +25,9 @@ class NewCampaign:
     live: bool
     agent: str
     seed: int
+    # Stored with its digest, which is the chain's genesis: the experiment and, through the
+    # schedule it rebuilds, the trial rows are pinned by the chain (verify checks both).
     experiment: Mapping[str, Any]
-    experiment_digest: str
     plan_digest: str | None = None
     approved_plan_digest: str | None = None
     deadline_at: dt.datetime | None = None
@@ -38,9 +40,12 @@ def create_campaign(
     *,
     model: str,
     default_provider: str,
+    provider_models: Mapping[str, str] | None = None,
     clock: Clock = utcnow,
 ) -> int:
-    """Insert the campaign and its whole schedule in one transaction."""
+    """Insert the campaign and its whole schedule in one transaction. Each trial's model is
+    its provider's (``provider_models``, for a campaign of several), else ``model``."""
+    models = dict(provider_models or {})
     now = clock()
     with scope.session(engine, write=True) as session:
         row = Campaign(
@@ -50,7 +55,7 @@ def create_campaign(
             agent=new.agent,
             seed=new.seed,
             experiment_json=json.dumps(new.experiment, sort_keys=True),
-            experiment_digest=new.experiment_digest,
+            experiment_digest=spec_digest(new.experiment),
             plan_digest=new.plan_digest,
             approved_plan_digest=new.approved_plan_digest,
             scheduled_count=len(trials),
@@ -65,7 +70,7 @@ def create_campaign(
                 pair_id=t.pair_id,
                 trial_id=t.trial_id,
                 provider=t.provider or default_provider,
-                model=model,
+                model=models.get(t.provider or default_provider, model),
                 task=t.task,
                 variant=t.variant,
                 repetition=t.repetition,
@@ -220,8 +225,9 @@ def report_inputs(engine: Engine, campaign_id: int) -> tuple[Any, ...]:
     The campaign row (its runner lease aside), and for it and every campaign it continues:
     its trials' count, statuses and latest change, its chain head, and its running
     attempts in full (their counters change before they join the chain). Every change
-    the engine makes moves one of these; an edit made outside the engine to an older
-    row may not, which is the view's caveat for the chain check too (``ChainChecks``)."""
+    the engine makes moves one of these; an edit made outside the engine moves the
+    chain head of a campaign that is not running (``chain.head``), and a running one's
+    with its next attempt."""
     c, t, a = Campaign.__table__.c, Trial.__table__.c, Attempt.__table__.c
     own = [col for col in Campaign.__table__.columns if not col.name.startswith("runner_")]
     parts: list[Any] = []
