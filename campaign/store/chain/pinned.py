@@ -61,12 +61,13 @@ def pinned_problems(conn: Connection, campaign_id: int, rows: Sequence[Sequence[
     edited, experiment, schedule = _experiment(campaign)
     identity = (Trial.__table__.c[name] for name in IDENTITY)
     trials = conn.execute(select(Trial.id, *identity, Trial.status, Trial.carried_from_trial_pk).where(Trial.campaign_id == campaign_id).order_by(Trial.id)).all()
-    if len(trials) != campaign.scheduled_count:
-        edited.append(f"the campaign scheduled {campaign.scheduled_count!r} trials and the store holds {len(trials)} (trial rows were deleted or added)")
     if schedule is not None:
         edited += _against_the_schedule(schedule, trials)
     edited += _attempts_against_trials(experiment, trials, rows) + _continues(conn, campaign_id)
-    problems = [ChainProblem(campaign_id, "missing" if "deleted or added" in line else "edited", line) for line in edited]
+    problems = [ChainProblem(campaign_id, "edited", line) for line in edited]
+    if len(trials) != campaign.scheduled_count:
+        detail = f"the campaign scheduled {campaign.scheduled_count!r} trials and the store holds {len(trials)} (trial rows were deleted or added)"
+        problems.append(ChainProblem(campaign_id, "missing", detail))
     problems += _unreadable_times(conn, campaign_id) + _carried(conn, campaign_id) + _results(conn, campaign_id, trials, rows)
     if campaign.state == "completed":
         problems += [
