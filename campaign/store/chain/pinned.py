@@ -54,7 +54,10 @@ _POSITION, _TRIAL_ID, _TASK, _VARIANT = (1 + IDENTITY.index(name) for name in ("
 def pinned_problems(conn: Connection, campaign_id: int, rows: Sequence[Sequence[Any]]) -> list[ChainProblem]:
     """What the campaign row and its trial rows must bear out, given the campaign's attempt
     rows as ``read_rows`` returned them."""
-    columns = (Campaign.kind, Campaign.state, Campaign.agent, Campaign.seed, Campaign.experiment_json, Campaign.experiment_digest, Campaign.scheduled_count)
+    columns = (
+        Campaign.kind, Campaign.state, Campaign.agent, Campaign.seed, Campaign.experiment_json, Campaign.experiment_digest,
+        Campaign.scheduled_count, Campaign.continues_campaign_id,
+    )  # fmt: skip
     campaign = conn.execute(select(*columns).where(Campaign.id == campaign_id)).one_or_none()
     if campaign is None:
         return []
@@ -63,7 +66,7 @@ def pinned_problems(conn: Connection, campaign_id: int, rows: Sequence[Sequence[
     trials = conn.execute(select(Trial.id, *identity, Trial.status, Trial.carried_from_trial_pk).where(Trial.campaign_id == campaign_id).order_by(Trial.id)).all()
     if schedule is not None:
         edited += _against_the_schedule(schedule, trials)
-    edited += _attempts_against_trials(experiment, trials, rows) + _continues(conn, campaign_id)
+    edited += _attempts_against_trials(experiment, trials, rows) + _continues(conn, campaign_id, campaign, trials)
     problems = [ChainProblem(campaign_id, "edited", line) for line in edited]
     if len(trials) != campaign.scheduled_count:
         detail = f"the campaign scheduled {campaign.scheduled_count!r} trials and the store holds {len(trials)} (trial rows were deleted or added)"
@@ -155,13 +158,12 @@ def _digests(experiment: dict[str, Any]) -> tuple[dict[Any, Any], dict[Any, Any]
     return {k: v for k, v in configs.items() if v is not None}, fixtures if isinstance(fixtures, dict) else {}
 
 
-def _continues(conn: Connection, campaign_id: int) -> list[str]:
+def _continues(conn: Connection, campaign_id: int, here: Any, trials: Sequence[Sequence[Any]]) -> list[str]:
     """A continuation continues an earlier campaign of the same experiment, whose rows its
     report takes in (interrupted attempts, spend, carried results): pointing it elsewhere,
     or nowhere, changes what is published."""
-    here = conn.execute(select(Campaign.continues_campaign_id, Campaign.experiment_digest).where(Campaign.id == campaign_id)).one()
     if here.continues_campaign_id is None:
-        carried = conn.execute(select(func.count()).where(Trial.campaign_id == campaign_id, Trial.carried_from_trial_pk.is_not(None))).scalar_one()
+        carried = sum(1 for trial in trials if trial[_CARRIED] is not None)
         return [f"{carried} trials carry results over, yet the campaign continues none (continues_campaign_id was edited)"] if carried else []
     earlier = conn.execute(select(Campaign.id, Campaign.experiment_digest).where(Campaign.id == here.continues_campaign_id)).one_or_none()
     if earlier is None or not (isinstance(earlier.id, int) and earlier.id < campaign_id) or earlier.experiment_digest != here.experiment_digest:
