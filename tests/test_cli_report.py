@@ -13,6 +13,7 @@ from test_report_fixtures import full_attempt, insert_campaign, paired_trials
 from campaign.cli import cli
 from campaign.report import build_report, write_report
 from campaign.report.integrity import NOT_CHECKED
+from campaign.store import chain
 from campaign.store.engine import make_engine, resolve_url
 
 
@@ -193,8 +194,12 @@ def test_a_verified_report_says_so(engine, db_url, runner, tmp_path):
     result = runner.invoke(cli, ["report", str(cid), "--output", str(out), "--db", db_url])
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
+    ends = report["integrity"].pop("chains")
     assert report["integrity"] == {"chain_verified": True, "chain_verified_reason": None, "problems": 0, "campaigns_verified": [cid]}
     assert "Unverified" not in out.with_suffix(".md").read_text()
+    with engine.connect() as conn:
+        last = chain.read_rows(conn, cid)[-1]
+    assert ends == [{"campaign_id": cid, "links": last[chain.COLUMN["seq"]], "head": last[chain.COLUMN["row_hash"]]}]
 
 
 def test_report_and_export_refuse_a_tampered_store_in_one_line(engine, db_path, db_url, runner, tmp_path):
@@ -218,6 +223,7 @@ def test_allow_unverified_publishes_a_report_marked_unverified(engine, db_path, 
     result = runner.invoke(cli, ["report", str(cid), "--output", str(out), "--allow-unverified", "--db", db_url])
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
+    assert [end["campaign_id"] for end in report["integrity"].pop("chains")] == [cid]  # what it was built from, verified or not
     assert report["integrity"] == {"chain_verified": False, "chain_verified_reason": None, "problems": 1, "campaigns_verified": [cid]}
     md = out.with_suffix(".md").read_text().splitlines()
     assert md[2].startswith("> **Unverified.** `campaign verify` finds 1 problem(s)") and "--allow-unverified" in md[2]

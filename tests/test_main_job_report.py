@@ -23,9 +23,12 @@ MAIN_JOB = ("coding", "--campaign", "--providers", "offline", "--repetitions", "
 
 
 def masked(value: Any, key: str = "") -> Any:
-    """Wall times (and everything computed from them) and timestamps masked; nothing else."""
+    """Wall times (and everything computed from them) and timestamps masked, and the chain
+    heads (the attempt rows' hashes cover both); nothing else."""
     if "wall_seconds" in key:
         return "<wall>"
+    if key == "head":
+        return "<chain head>"
     if isinstance(value, dict):
         return {k: masked(v, k) for k, v in value.items()}
     if isinstance(value, list):

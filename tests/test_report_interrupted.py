@@ -238,6 +238,7 @@ def test_a_continuation_reports_carried_results_and_every_attempt_paid_for(store
     # Positions 0-5 except the interrupted 2 ran to a verified end before the block: five carried.
     assert report["completion"]["carried_trials"] == 5
     assert sorted(t["position"] for t in report["trials"] if t["carried"]) == [0, 1, 3, 4, 5]
+    assert [end["campaign_id"] for end in report["integrity"].pop("chains")] == [continued, blocked]
     assert report["integrity"] == {"chain_verified": True, "chain_verified_reason": None, "problems": 0, "campaigns_verified": [continued, blocked]}
     # Results: exactly the uninterrupted campaign's.
     assert _results_view(report)["paired_differences"] == _results_view(straight)["paired_differences"]

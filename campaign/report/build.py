@@ -34,7 +34,7 @@ from campaign.report.allowlist import enum_or_unlisted, sanitize
 from campaign.report.integrity import Integrity, check_rows, read_lineage, refuse_unless_verified
 from campaign.report.fields import AGENTS
 from campaign.report.schema import REDACTION, REPORT_SCHEMA
-from campaign.store import repository, snapshot
+from campaign.store import chain, repository, snapshot
 from campaign.store.models import Campaign
 from campaign.vocabulary import NOT_ATTEMPTED_REASONS
 
@@ -125,6 +125,7 @@ def build_report(
                 on_checked(integrity)
             if require_verified:
                 refuse_unless_verified(integrity, campaign.id)
+        ends = chain.chain_ends(read.conn, attempts)
         rows = results.result_rows(in_scope.result(), attempts)
         del attempts
         c = counted.result()
@@ -137,7 +138,7 @@ def build_report(
             "kind": KIND,
             "synthetic": synthetic,
             "evidence": "live" if campaign.live else "offline_unpaid",
-            "integrity": integrity.as_report(),
+            "integrity": integrity.as_report(ends),
             "generator": {"version": __version__},
             "scope": {"provider": provider},
             "campaign": {

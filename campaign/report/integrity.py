@@ -7,17 +7,24 @@ one line naming the first problem; ``campaign report`` and ``campaign export``
 stop there unless the operator passes ``--allow-unverified``, and the report
 they then write says ``integrity.chain_verified: false`` in its JSON and in a
 warning at the top of its Markdown.
+
+Each report also publishes where the chains it read ended (``integrity.chains``):
+``published_ends`` reads them back for ``campaign verify --against``, which checks
+that a store still holds what the report was built from.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import orjson
 from sqlalchemy import Connection, Engine
 
-from campaign.errors import CampaignError
+from campaign.errors import CampaignError, UsageProblem
 from campaign.store import chain, repository
 
 
@@ -37,12 +44,15 @@ class Integrity:
     def verified(self) -> bool | None:
         return (not self.problems) if self.checked else None
 
-    def as_report(self) -> dict[str, Any]:
+    def as_report(self, ends: Sequence[chain.ChainEnd] = ()) -> dict[str, Any]:
+        """``ends``: where the chains the report read ended (published whether or not
+        they verified: they say which rows the report was built from)."""
         return {
             "chain_verified": self.verified,
             "chain_verified_reason": None if self.checked else "not_checked",
             "problems": len(self.problems) if self.checked else None,
             "campaigns_verified": list(self.campaigns) if self.checked else None,
+            "chains": [end.as_report() for end in ends],
         }
 
 
@@ -68,6 +78,38 @@ def check_rows(conn: Connection, campaigns: Sequence[int], rows: Mapping[int, Se
     return Integrity(checked=True, campaigns=tuple(campaigns), problems=tuple(problems))
 
 
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def published_ends(path: Path) -> tuple[chain.ChainEnd, ...]:
+    """The chain ends a report's JSON published, for ``campaign verify --against``."""
+    try:
+        report = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise UsageProblem(f"cannot read {path}: {exc.strerror or exc}; name the report.json `campaign report` wrote", option="--against") from None
+    except orjson.JSONDecodeError:
+        raise UsageProblem(f"{path} is not JSON; name the report.json `campaign report` wrote", option="--against") from None
+    integrity = report.get("integrity") if isinstance(report, dict) else None
+    chains = integrity.get("chains") if isinstance(integrity, dict) else None
+    if not isinstance(chains, list) or not chains:
+        raise UsageProblem(
+            f"{path} publishes no chain ends (integrity.chains): it is not a campaign report, or one written before reports published them; "
+            "write it again with `campaign report` from a store you trust",
+            option="--against",
+        )
+    return tuple(_end(path, i, item) for i, item in enumerate(chains))
+
+
+def _end(path: Path, i: int, item: Any) -> chain.ChainEnd:
+    fields = (item.get("campaign_id"), item.get("links"), item.get("head")) if isinstance(item, dict) else (None, None, None)
+    cid, links, head = fields
+    if type(cid) is int and cid > 0 and type(links) is int and links >= 0 and isinstance(head, str) and _HEX64.fullmatch(head):
+        return chain.ChainEnd(cid, links, head)
+    raise UsageProblem(
+        f"{path}: integrity.chains[{i}] is not a chain end (a campaign_id, a count of links and a 64-hex head); the report was edited", option="--against"
+    )
+
+
 PUBLISH_ANYWAY = "`--allow-unverified` publishes the report anyway, marked unverified"
 
 
@@ -83,4 +125,4 @@ def refuse_unless_verified(integrity: Integrity, campaign_id: int, *, what_then:
     )
 
 
-__all__ = ["NOT_CHECKED", "Integrity", "UnverifiedStore", "check", "check_rows", "read_lineage", "refuse_unless_verified"]
+__all__ = ["NOT_CHECKED", "Integrity", "UnverifiedStore", "check", "check_rows", "published_ends", "read_lineage", "refuse_unless_verified"]

@@ -46,11 +46,15 @@ Only attempt rows are hashed; the campaign row and the trial rows a report also
 reads are pinned through the genesis (``pinned``: the experiment must match its
 digest, and the trial rows the schedule it rebuilds).
 
-One algorithm in five parts: ``rows`` (the hashed columns, rows as stored, the
-problems), ``hashing`` (both formats, pure), ``seal``, ``verify`` and ``pinned``;
+A chain's end is anchored outside the store: a report publishes where each chain ended
+(``ends``), and ``campaign verify --against`` checks a store still holds it.
+
+One algorithm in six parts: ``rows`` (the hashed columns, rows as stored, the
+problems), ``hashing`` (both formats, pure), ``seal``, ``verify``, ``pinned`` and ``ends``;
 every name a caller uses is importable from here.
 """
 
+from campaign.store.chain.ends import ChainEnd, chain_ends, check_ends
 from campaign.store.chain.hashing import canonical_row, compute_hash, fast_digests, payload, row_digest
 from campaign.store.chain.rows import (
     COLUMN,
@@ -67,7 +71,7 @@ from campaign.store.chain.seal import amend_tail, seal_attempt, seal_pending
 from campaign.store.chain.verify import count_rows, head, verify_chain, verify_rows
 
 __all__ = [
-    "COLUMN", "EXCLUDED_COLUMNS", "HASHED_COLUMNS", "PAYLOAD", "RAW_COLUMNS", "ChainBroken", "ChainProblem",
-    "amend_tail", "canonical_row", "compute_hash", "count_rows", "fast_digests", "head", "payload", "read_rows",
+    "COLUMN", "EXCLUDED_COLUMNS", "HASHED_COLUMNS", "PAYLOAD", "RAW_COLUMNS", "ChainBroken", "ChainEnd", "ChainProblem",
+    "amend_tail", "canonical_row", "chain_ends", "check_ends", "compute_hash", "count_rows", "fast_digests", "head", "payload", "read_rows",
     "row_digest", "seal_attempt", "seal_pending", "stored_form", "verify_chain", "verify_rows",
 ]  # fmt: skip

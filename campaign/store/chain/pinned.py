@@ -15,7 +15,8 @@ starts at the campaign's ``experiment_digest``, the digest of ``experiment_json`
 So a swapped variant, a renamed task, renumbered trial rows, an edited experiment or
 seed, or an unlinked continuation is a problem of the campaign, as an edited attempt row
 is. What no check here can see: a chain cut off at its end together with what points at
-it, and the columns that change as a campaign runs (its state, stop reason, times).
+it (a report's published chain ends can: ``ends``), and the columns that change as a
+campaign runs (its state, stop reason, times).
 
 An experiment no lane stores that way (a probe's, a task check's) fixes no schedule; the
 probes and task checks written before their digest was computed keep the all-zero one."""
