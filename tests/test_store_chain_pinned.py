@@ -207,13 +207,46 @@ def test_a_continuation_pointed_away_from_the_campaign_it_continues_is_named(sto
     they would drop out of it."""
     engine = make_engine(resolve_url(str(store)))
     try:
-        continued = repository.create_continuation(engine, 1, {t.trial_id: t.id for t in repository.trials_in_order(engine, 1)[:3]})
+        continued = repository.create_continuation(engine, 1, repository.carryable_trials(engine, 1))
         assert chain.verify_chain(engine, continued) == []
     finally:
         engine.dispose()
     _sql(store, ("UPDATE campaigns SET continues_campaign_id = ? WHERE id = ?", (target, continued)))
     details = [p.detail for p in _problems(store) if p.campaign_id == continued]
     assert any(words in d for d in details), details
+
+
+def _continued_after_a_cut(store: Path) -> int:
+    """The last two trials' rows removed, then a continuation the engine makes: it carries
+    every verified result and schedules the two again."""
+    last = _rows(store, "SELECT trial_pk FROM attempts ORDER BY seq DESC LIMIT 2")
+    _sql(store, *(("UPDATE trials SET status = 'not_attempted', not_attempted_reason = 'not_reached' WHERE id = ?", pk) for pk in last))
+    _sql(store, ("DELETE FROM attempts WHERE trial_pk IN (?, ?)", tuple(pk for (pk,) in last)))
+    engine = make_engine(resolve_url(str(store)))
+    try:
+        continued = repository.create_continuation(engine, 1, repository.carryable_trials(engine, 1))
+        assert chain.verify_chain(engine) == []
+    finally:
+        engine.dispose()
+    assert _one(store, "SELECT count(*) FROM trials WHERE campaign_id = ? AND carried_from_trial_pk IS NULL", continued) == (2,)
+    return continued
+
+
+def test_a_carried_result_dropped_from_a_continuation_is_named(store):
+    """Set back to run again, a passing trial could get a second, different verdict."""
+    continued = _continued_after_a_cut(store)
+    _sql(store, ("UPDATE trials SET carried_from_trial_pk = NULL, status = 'scheduled' WHERE campaign_id = ? AND position = 0", (continued,)))
+    details = [p.detail for p in _problems(store) if p.campaign_id == continued]
+    assert len(details) == 1 and details[0].startswith("1 verified results of the campaign it continues are not carried over, first 'alpha/"), details
+
+
+def test_a_continuation_carrying_a_result_the_campaign_it_continues_never_had_is_named(store):
+    continued = _continued_after_a_cut(store)
+    (trial_id, origin), = _rows(store, "SELECT t.trial_id, o.id FROM trials t JOIN trials o ON o.trial_id = t.trial_id AND o.campaign_id = 1 "
+                                       "WHERE t.campaign_id = ? AND t.carried_from_trial_pk IS NULL ORDER BY t.position LIMIT 1", continued)  # fmt: skip
+    _sql(store, ("UPDATE trials SET carried_from_trial_pk = ?, status = 'finished' WHERE campaign_id = ? AND trial_id = ?", (origin, continued, trial_id)))
+    details = [p.detail for p in _problems(store) if p.campaign_id == continued]
+    assert any(d.startswith(f"1 trials carry a result the campaign it continues holds no verified result for, first {trial_id!r}") for d in details), details
 
 
 @pytest.mark.parametrize("store", ["nonpaired"], indirect=True)

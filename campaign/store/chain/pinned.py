@@ -9,7 +9,8 @@ starts at the campaign's ``experiment_digest``, the digest of ``experiment_json`
 - each attempt row hashes its ``trial_pk`` and the config and fixture digests it ran,
   which must be those the experiment records for its trial's variant and task;
 - a continuation continues an earlier campaign of the same experiment, and carries
-  only its own trials' results from the campaigns it continues;
+  exactly the verified results the engine carries from it (``carry``), each its own
+  trial's, from the campaigns it continues;
 - a trial is finished exactly when it holds its result;
 - every timestamp of the campaign row and the trial rows can be read.
 So a swapped variant, a renamed task, renumbered trial rows, an edited experiment or
@@ -35,6 +36,7 @@ from campaign.canonical import spec_digest
 from campaign.errors import UnreadableValue
 from campaign.schedule import StoredSchedule, stored_schedule
 from campaign.store.base import UTCDateTime
+from campaign.store.carry import carryable_select
 from campaign.store.chain.rows import ATTEMPTS, COLUMN, ID, SEQ, STATUS, ChainProblem
 from campaign.store.models import Campaign, Trial
 
@@ -162,14 +164,30 @@ def _digests(experiment: dict[str, Any]) -> tuple[dict[Any, Any], dict[Any, Any]
 def _continues(conn: Connection, campaign_id: int, here: Any, trials: Sequence[Sequence[Any]]) -> list[str]:
     """A continuation continues an earlier campaign of the same experiment, whose rows its
     report takes in (interrupted attempts, spend, carried results): pointing it elsewhere,
-    or nowhere, changes what is published."""
+    or nowhere, changes what is published. And it carries exactly the results the rule
+    carries (``carry``): dropping one would run its trial again for a second verdict."""
     if here.continues_campaign_id is None:
         carried = sum(1 for trial in trials if trial[_CARRIED] is not None)
         return [f"{carried} trials carry results over, yet the campaign continues none (continues_campaign_id was edited)"] if carried else []
     earlier = conn.execute(select(Campaign.id, Campaign.experiment_digest).where(Campaign.id == here.continues_campaign_id)).one_or_none()
     if earlier is None or not (isinstance(earlier.id, int) and earlier.id < campaign_id) or earlier.experiment_digest != here.experiment_digest:
         return ["the campaign continues no earlier campaign of its experiment (continues_campaign_id was edited)"]
-    return []
+    carryable = {trial_id: origin for trial_id, origin in conn.execute(carryable_select(earlier.id))}
+    carried = {trial[_TRIAL_ID]: trial[_CARRIED] for trial in trials if trial[_CARRIED] is not None}
+    dropped = [trial_id for trial_id in carryable if trial_id not in carried]
+    lines = []
+    if dropped:
+        lines.append(
+            f"{len(dropped)} verified results of the campaign it continues are not carried over, first {dropped[0]!r} "
+            "(a carried trial was set back to run again: carried_from_trial_pk was edited)"
+        )
+    unearned = [trial_id for trial_id in carried if trial_id not in carryable]  # (one pointed at another trial's row: ``_carried``)
+    if unearned:
+        lines.append(
+            f"{len(unearned)} trials carry a result the campaign it continues holds no verified result for, first {unearned[0]!r} "
+            "(carried_from_trial_pk was edited)"
+        )
+    return lines
 
 
 def _unreadable_times(conn: Connection, campaign_id: int) -> list[ChainProblem]:

@@ -3,34 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, select
 
 from campaign.store import scope
+from campaign.store.carry import carryable_select
 from campaign.store.models import Attempt, Campaign, Trial
 from campaign.store.repository.common import Clock, utcnow
-
-
-def _result_attempt_ok() -> Any:
-    """The trial's own finished attempt ran to a verified end: a result worth carrying."""
-    return select(Attempt.id).where(
-        Attempt.trial_pk == func.coalesce(Trial.carried_from_trial_pk, Trial.id),
-        Attempt.status == "finished",
-        Attempt.cleanup_complete.is_(True),
-        Attempt.disposal_complete.is_not(False),
-        Attempt.finalization_failed.is_not(True),
-    ).exists()
 
 
 def carryable_trials(engine: Engine, campaign_id: int) -> dict[str, int]:
     """trial_id -> the trial row holding its result, for every finished trial of the
     campaign whose attempt ended verified (a carried trial points at its origin)."""
-    stmt = select(Trial.trial_id, func.coalesce(Trial.carried_from_trial_pk, Trial.id)).where(
-        Trial.campaign_id == campaign_id, Trial.status == "finished", _result_attempt_ok()
-    )
     with scope.reading(engine) as conn:
-        return {trial_id: origin for trial_id, origin in conn.execute(stmt)}
+        return {trial_id: origin for trial_id, origin in conn.execute(carryable_select(campaign_id))}
 
 
 def create_continuation(engine: Engine, blocked_id: int, carried: Mapping[str, int], clock: Clock = utcnow) -> int:
