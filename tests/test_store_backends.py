@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from campaign.cli import cli
 from campaign.schedule import build_schedule
@@ -81,6 +81,33 @@ def test_a_finished_campaigns_head_moves_with_any_commit_to_the_store_and_holds_
         with store.begin() as conn:
             conn.execute(text("UPDATE trials SET variant = 'coding' WHERE campaign_id = :c AND position = 0"), {"c": campaign_id})
         assert chain.head(reader, campaign_id) != finished
+    finally:
+        reader.dispose()
+
+
+def test_a_check_reads_one_state_while_the_engine_finishes_an_attempt(store, backend_url):
+    """`campaign verify` and the view check running campaigns on read-only engines: the
+    attempt rows first, the trial rows after. An attempt that finishes between those reads
+    must not look like a trial finished without its row ("the row was deleted")."""
+    campaign_id = _campaign(store)
+    running = []
+    for trial in repository.trials_in_order(store, campaign_id)[:2]:
+        repository.admit_trial(store, trial.id)
+        running.append((repository.start_attempt(store, trial), trial.id))
+    repository.finish_attempt(store, *running[0], outcome="passed", verified_pass=True)
+    reader = make_engine(resolve_url(backend_url), readonly=True)
+    landed = []
+
+    def finish_between(conn, cursor, statement, *rest):
+        if "FROM trials" in statement and not landed:
+            landed.append(statement)
+            repository.finish_attempt(store, *running[1], outcome="passed", verified_pass=True)
+
+    event.listen(reader, "before_cursor_execute", finish_between)
+    try:
+        assert chain.verify_chain(reader, campaign_id) == []
+        assert landed  # the commit did land between its reads
+        assert chain.verify_chain(reader, campaign_id) == []  # and the state after it verifies too
     finally:
         reader.dispose()
 

@@ -10,6 +10,8 @@ and what to do (``faults.store_fault``), never as a driver's traceback::
         conn.execute(update(...))
     with scope.reading(engine) as conn:         # reads
         rows = conn.execute(select(...)).all()
+    with scope.one_state(engine) as conn:       # reads that must all see the same commits
+        rows, trials = conn.execute(...).all(), conn.execute(...).all()
     with scope.session(engine) as session:      # ORM rows, still readable after it closes
         return session.get(Campaign, campaign_id)
 
@@ -73,6 +75,31 @@ def reading(engine: Engine) -> Iterator[Connection]:
 
 
 @contextlib.contextmanager
+def one_state(engine: Engine) -> Iterator[Connection]:
+    """A connection whose reads all see one state of the store: for a check that reads
+    several tables of a campaign that may be running (an attempt that finishes between
+    its attempt rows and its trial rows would look like a trial finished without its row)."""
+    with guarded(engine), engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="REPEATABLE READ")
+        elif engine.dialect.name == "sqlite":
+            hold_one_state(conn)
+        yield conn
+
+
+def hold_one_state(conn: Connection) -> bool:
+    """Begin a SQLite connection's transaction now, so that its reads see one state until it
+    ends; True if the engine's own BEGIN IMMEDIATE did (it holds the write lock), False if it
+    is a read-only engine's deferred BEGIN (no lock: a reader in WAL mode keeps the state it
+    first read while writers go on committing)."""
+    conn.exec_driver_sql("SELECT 1")  # the engine's BEGIN IMMEDIATE, if it has one (see store.engine)
+    if conn.connection.driver_connection.in_transaction:
+        return True
+    conn.exec_driver_sql("BEGIN")
+    return False
+
+
+@contextlib.contextmanager
 def session(engine: Engine, *, write: bool = False) -> Iterator[Session]:
     """An ORM session whose rows stay readable after it closes; ``write``: in one
     transaction, committed when the block ends."""
@@ -84,4 +111,4 @@ def session(engine: Engine, *, write: bool = False) -> Iterator[Session]:
             yield orm
 
 
-__all__ = ["guarded", "reading", "session", "transaction"]
+__all__ = ["guarded", "hold_one_state", "one_state", "reading", "session", "transaction"]

@@ -10,9 +10,11 @@ count an attempt in one section and miss it in another:
   transaction of the engine's does, see ``store.engine``), so it holds the write
   lock and nothing commits until it ends; the second is a read-only connection
   (it takes no lock), which therefore sees what the first sees. A read-only
-  engine (``campaign view``'s) takes no lock and holds no transaction: each of
-  its statements, on either connection, reads what is committed when it runs,
-  as they always did on its one connection; the view refreshes when that changes.
+  engine (``campaign view``'s) takes no lock: its first connection holds a
+  deferred read transaction, so the rows and the chain check read on it agree
+  with each other; the second reads what is committed when each of its
+  statements runs, and may be a commit ahead while a campaign runs (the view
+  refreshes when that changes).
 - PostgreSQL: the first runs ``REPEATABLE READ`` and exports its snapshot; the
   second imports it (``SET TRANSACTION SNAPSHOT``).
 - any other database: there is no second connection, and the work given to it
@@ -203,12 +205,11 @@ def readers(engine: Engine) -> Iterator[Readers]:
             apart: tuple[Engine | None, str | None] = (engine, exported)
         elif dialect == "sqlite":
             conn = stack.enter_context(engine.connect())
-            conn.exec_driver_sql("SELECT 1")  # begins the transaction: BEGIN IMMEDIATE takes the write lock
-            if conn.connection.driver_connection.in_transaction:
+            if scope.hold_one_state(conn):  # BEGIN IMMEDIATE: the write lock, so a reader sees this state too
                 shadow = make_engine(engine.url, readonly=True)
                 stack.callback(shadow.dispose)
                 side = stack.enter_context(shadow.connect())
-            else:  # a read-only engine: each statement reads what is committed when it runs
+            else:  # a read-only engine: the second connection reads what is committed when it runs
                 side = stack.enter_context(engine.connect())
             apart = (engine, None)
         else:

@@ -40,7 +40,7 @@ from campaign.store.models import Campaign
 
 def verify_chain(engine: Engine, campaign_id: int | None = None) -> list[ChainProblem]:
     """Every problem in one campaign's chain, or in every campaign's; empty when intact."""
-    with scope.reading(engine) as conn:
+    with scope.one_state(engine) as conn:  # a campaign may be running: its rows and its trials as of one commit
         if campaign_id is not None:
             if conn.execute(select(Campaign.id).where(Campaign.id == campaign_id)).first() is None:
                 raise UsageProblem(f"no campaign {campaign_id} in this store", option="CAMPAIGN_ID")
