@@ -290,10 +290,28 @@ def test_a_running_row_in_a_completed_campaign_is_a_problem(engine, clock, db_pa
     """An unsealed running row may end a chain while its campaign runs, never once it completed."""
     campaign_id, ids = _run(engine, clock, 2)
     trials = repository.trials_in_order(engine, campaign_id)
+    assert repository.admit_trial(engine, trials[2].id)
     _sql(db_path, "INSERT INTO attempts (campaign_id, trial_pk, seq, status, started_at, cost_usd) VALUES (?, ?, 3, 'running', '2026-01-01 00:00:00.000000', 100.0)", campaign_id, trials[2].id)
     assert chain.verify_chain(engine, campaign_id) == []  # running: the engine's own state while it works
     _sql(db_path, "UPDATE campaigns SET state = 'completed' WHERE id = ?", campaign_id)
     assert _kinds(chain.verify_chain(engine, campaign_id)) == [("unsealed", 3)]
+
+
+def test_a_running_row_on_a_trial_not_admitted_to_it_is_a_problem(engine, clock, db_path):
+    """A running row is not hashed and its spend counts as paid for: one the engine did not
+    start (its trial not admitted, or already running another) is named, in any state."""
+    campaign_id, ids = _run(engine, clock, 2)
+    trials = repository.trials_in_order(engine, campaign_id)
+    insert = "INSERT INTO attempts (campaign_id, trial_pk, seq, status, started_at, cost_usd) VALUES (?, ?, ?, 'running', '2026-01-01 00:00:00.000000', 250.0)"
+    _sql(db_path, insert, campaign_id, trials[3].id, -1)
+    problems = chain.verify_chain(engine, campaign_id)
+    assert [(p.kind, p.detail) for p in problems] == [("edited", "a running attempt, yet its trial is 'scheduled', not admitted (the row was added or the trial edited)")]
+    _sql(db_path, "DELETE FROM attempts WHERE seq = -1")
+    assert repository.admit_trial(engine, trials[3].id)
+    repository.start_attempt(engine, trials[3], clock=clock)
+    assert chain.verify_chain(engine, campaign_id) == []  # the engine's own running attempt
+    _sql(db_path, insert, campaign_id, trials[3].id, -2)
+    assert [p.detail for p in chain.verify_chain(engine, campaign_id)] == ["a running attempt, yet its trial has another running attempt (the row was added or the trial edited)"]
 
 
 def test_campaigns_chain_independently(engine, clock, db_path):

@@ -11,7 +11,8 @@ starts at the campaign's ``experiment_digest``, the digest of ``experiment_json`
 - a continuation continues an earlier campaign of the same experiment, and carries
   exactly the verified results the engine carries from it (``carry``), each its own
   trial's, from the campaigns it continues;
-- a trial is finished exactly when it holds its result;
+- a trial is finished exactly when it holds its result, and a running attempt holds
+  its trial admitted (one running attempt per trial);
 - every timestamp of the campaign row and the trial rows can be read.
 So a swapped variant, a renamed task, renumbered trial rows, an edited experiment or
 seed, or an unlinked continuation is a problem of the campaign, as an edited attempt row
@@ -74,7 +75,7 @@ def pinned_problems(conn: Connection, campaign_id: int, rows: Sequence[Sequence[
     if len(trials) != campaign.scheduled_count:
         detail = f"the campaign scheduled {campaign.scheduled_count!r} trials and the store holds {len(trials)} (trial rows were deleted or added)"
         problems.append(ChainProblem(campaign_id, "missing", detail))
-    problems += _unreadable_times(conn, campaign_id) + _carried(conn, campaign_id) + _results(conn, campaign_id, trials, rows)
+    problems += _unreadable_times(conn, campaign_id) + _carried(conn, campaign_id) + _results(conn, campaign_id, trials, rows) + _running(campaign_id, trials, rows)
     if campaign.state == "completed":
         problems += [
             ChainProblem(campaign_id, "unsealed", "a completed campaign has no attempt still running (the row was added or edited)", row[SEQ], row[ID])
@@ -249,6 +250,25 @@ def _ancestors(conn: Connection, campaign_id: int) -> list[int]:
             return found
         found.append(earlier)
         current = earlier
+
+
+def _running(campaign_id: int, trials: Sequence[Sequence[Any]], rows: Sequence[Sequence[Any]]) -> list[ChainProblem]:
+    """A running attempt holds its trial admitted, and is its only one: the engine admits a
+    trial, starts one attempt, and moves the trial on in the transaction that ends it. A
+    running row is no link yet (it is not hashed) and its spend is counted as paid for, so
+    one added anywhere else would publish spend no attempt made."""
+    status = {trial[_ID]: trial[_STATUS] for trial in trials}
+    seen: set[Any] = set()
+    problems = []
+    for row in rows:
+        if row[STATUS] != "running" or row[TRIAL_PK] not in status:  # (no trial of its campaign: ``_attempts_against_trials``)
+            continue
+        held = status[row[TRIAL_PK]]
+        if held != "admitted" or row[TRIAL_PK] in seen:
+            why = f"its trial is {held!r}, not admitted" if held != "admitted" else "its trial has another running attempt"
+            problems.append(ChainProblem(campaign_id, "edited", f"a running attempt, yet {why} (the row was added or the trial edited)", row[SEQ], row[ID]))
+        seen.add(row[TRIAL_PK])
+    return problems[:NAMED]
 
 
 def _results(conn: Connection, campaign_id: int, trials: Sequence[Sequence[Any]], rows: Sequence[Sequence[Any]]) -> list[ChainProblem]:
