@@ -199,7 +199,7 @@ def test_a_verified_report_says_so(engine, db_url, runner, tmp_path):
     assert "Unverified" not in out.with_suffix(".md").read_text()
     with engine.connect() as conn:
         last = chain.read_rows(conn, cid)[-1]
-    assert ends == [{"campaign_id": cid, "links": last[chain.COLUMN["seq"]], "head": last[chain.COLUMN["row_hash"]]}]
+    assert ends == [{"campaign_id": cid, "links": last[chain.COLUMN["seq"]], "head": last[chain.COLUMN["row_hash"]], "final": True}]  # it completed
 
 
 def test_report_and_export_refuse_a_tampered_store_in_one_line(engine, db_path, db_url, runner, tmp_path):

@@ -79,7 +79,9 @@ def campaigns(draw):
                 earlier = draw(st.lists(interrupted, max_size=2))
                 earlier = [e for k, e in enumerate(earlier) if e["status"] == "interrupted" or (k == len(earlier) - 1 and attempt is None)]
                 trial = {"task": f"task-{i}", "repetition": rep, "variant": variant, "attempt": attempt, "earlier": earlier}
-                if attempt is None:
+                if attempt is None and earlier and earlier[-1]["status"] == "running":
+                    trial["status"], trial["reason"] = "admitted", None  # its attempt holds it
+                elif attempt is None:
                     trial["status"] = draw(st.sampled_from(["not_attempted", "not_attempted", "scheduled"]))
                     trial["reason"] = draw(reasons) if trial["status"] == "not_attempted" else None
                 trials.append(trial)

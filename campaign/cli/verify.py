@@ -28,8 +28,9 @@ def verify(campaign_id: int | None, against: Path | None, db: str | None) -> Non
     CAMPAIGN_ID or, without it, every campaign in the store. Exits 1 with one
     line per problem.
 
-    A chain cut off at its end still links up; a report publishes where each
-    chain it read ended, and --against checks the store against that.
+    A chain cut off at its end, or edited and resealed, still links up; a
+    report publishes where each chain it read ended, and --against checks the
+    store against that (and verifies every campaign the report read).
 
     \b
     Examples:
@@ -41,8 +42,7 @@ def verify(campaign_id: int | None, against: Path | None, db: str | None) -> Non
         ends = published_ends(against) if against is not None else ()
         engine = open_store(db, readonly=True)
         try:
-            problems = chain.verify_chain(engine, campaign_id) + chain.check_ends(engine, ends)
-            rows = chain.count_rows(engine, campaign_id)
+            problems, rows = chain.verify_against(engine, campaign_id, ends)
         finally:
             engine.dispose()
         if not problems:

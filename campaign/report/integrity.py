@@ -16,6 +16,7 @@ that a store still holds what the report was built from.
 from __future__ import annotations
 
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from sqlalchemy import Connection, Engine
 
 from campaign.errors import CampaignError, UsageProblem
 from campaign.store import chain, repository
+from campaign.store.base import MAX_INTEGER
 
 
 class UnverifiedStore(CampaignError):
@@ -79,11 +81,15 @@ def check_rows(conn: Connection, campaigns: Sequence[int], rows: Mapping[int, Se
 
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+# As many as the report's schema lets a report publish (one per campaign of its lineage).
+MAX_CHAINS = 64
 
 
 def published_ends(path: Path) -> tuple[chain.ChainEnd, ...]:
     """The chain ends a report's JSON published, for ``campaign verify --against``."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would wait for a writer, a device never end
+            raise UsageProblem(f"{path} is not a regular file; name the report.json `campaign report` wrote", option="--against")
         report = orjson.loads(path.read_bytes())
     except OSError as exc:
         raise UsageProblem(f"cannot read {path}: {exc.strerror or exc}; name the report.json `campaign report` wrote", option="--against") from None
@@ -97,17 +103,27 @@ def published_ends(path: Path) -> tuple[chain.ChainEnd, ...]:
             "write it again with `campaign report` from a store you trust",
             option="--against",
         )
-    return tuple(_end(path, i, item) for i, item in enumerate(chains))
+    if len(chains) > MAX_CHAINS:
+        raise UsageProblem(f"{path}: integrity.chains has {len(chains)} entries and a report publishes at most {MAX_CHAINS}; the report was edited", option="--against")
+    ends = tuple(_end(path, i, item) for i, item in enumerate(chains))
+    if len({end.campaign_id for end in ends}) != len(ends):
+        raise UsageProblem(f"{path}: integrity.chains names a campaign twice; the report was edited", option="--against")
+    return ends
 
 
 def _end(path: Path, i: int, item: Any) -> chain.ChainEnd:
-    fields = (item.get("campaign_id"), item.get("links"), item.get("head")) if isinstance(item, dict) else (None, None, None)
-    cid, links, head = fields
-    if type(cid) is int and cid > 0 and type(links) is int and links >= 0 and isinstance(head, str) and _HEX64.fullmatch(head):
-        return chain.ChainEnd(cid, links, head)
+    fields = (item.get("campaign_id"), item.get("links"), item.get("head"), item.get("final")) if isinstance(item, dict) else (None,) * 4
+    cid, links, head, final = fields
+    if _whole(cid, 1) and _whole(links, 0) and isinstance(head, str) and _HEX64.fullmatch(head) and type(final) is bool:
+        return chain.ChainEnd(cid, links, head, final)
     raise UsageProblem(
-        f"{path}: integrity.chains[{i}] is not a chain end (a campaign_id, a count of links and a 64-hex head); the report was edited", option="--against"
+        f"{path}: integrity.chains[{i}] is not a chain end (a campaign_id, a count of links, a 64-hex head, final true or false); the report was edited",
+        option="--against",
     )
+
+
+def _whole(value: Any, least: int) -> bool:
+    return type(value) is int and least <= value <= MAX_INTEGER
 
 
 PUBLISH_ANYWAY = "`--allow-unverified` publishes the report anyway, marked unverified"

@@ -374,9 +374,9 @@ def _identity_section(report: dict[str, Any]) -> list[str]:
     lines = ["", "## Identity", "", "| field | value |", "|---|---|"]
     lines += [f"| {name} | {'null' if value is None else f'`{value}`'} |" for name, value in rows]
     chains = report["integrity"].get("chains") or []  # reports written before published none
-    lines += [f"| chain end, campaign {end['campaign_id']} | link `{end['links']}`, head `{end['head']}` |" for end in chains]
+    lines += [f"| chain end, campaign {end['campaign_id']} | link `{end['links']}`, head `{end['head']}`{', final' if end['final'] else ''} |" for end in chains]
     if chains:
-        lines += ["", "`campaign verify --against` with this report's JSON checks that a store still holds these chains: none of their links removed or resealed."]
+        lines += ["", "`campaign verify --against` with this report's JSON checks that a store still holds these chains: none of their links removed or resealed, and nothing added after a final one."]
     if suite and suite["unchecked_tasks"]:
         lines += ["", f"**Warning:** {len(suite['unchecked_tasks'])} task(s) of this suite were never proven sound by `campaign tasks check` as they ran: {', '.join(suite['unchecked_tasks'])}."]
     return lines

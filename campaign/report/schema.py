@@ -308,8 +308,9 @@ INTEGRITY = Obj(
         "chain_verified_reason": _NULLABLE_REASON,
         "problems": Int(),
         "campaigns_verified": List(Int(), max_items=64),
-        # Where each chain the report read ended: `campaign verify --against` checks a store still holds it.
-        "chains": List(Obj({"campaign_id": Int(), "links": Int(), "head": Sha256()}), max_items=64),
+        # Where each chain the report read ended (its campaign first, then those it continues):
+        # `campaign verify --against` checks a store still holds them.
+        "chains": List(Obj({"campaign_id": Int(), "links": Int(), "head": Sha256(), "final": Bool()}), max_items=64),
     }
 )
 

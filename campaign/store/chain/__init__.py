@@ -54,7 +54,7 @@ problems), ``hashing`` (both formats, pure), ``seal``, ``verify``, ``pinned`` an
 every name a caller uses is importable from here.
 """
 
-from campaign.store.chain.ends import ChainEnd, chain_ends, check_ends
+from campaign.store.chain.ends import ChainEnd, chain_ends, verify_against
 from campaign.store.chain.hashing import canonical_row, compute_hash, fast_digests, payload, row_digest
 from campaign.store.chain.rows import (
     COLUMN,
@@ -72,6 +72,6 @@ from campaign.store.chain.verify import count_rows, head, verify_chain, verify_r
 
 __all__ = [
     "COLUMN", "EXCLUDED_COLUMNS", "HASHED_COLUMNS", "PAYLOAD", "RAW_COLUMNS", "ChainBroken", "ChainEnd", "ChainProblem",
-    "amend_tail", "canonical_row", "chain_ends", "check_ends", "compute_hash", "count_rows", "fast_digests", "head", "payload", "read_rows",
-    "row_digest", "seal_attempt", "seal_pending", "stored_form", "verify_chain", "verify_rows",
+    "amend_tail", "canonical_row", "chain_ends", "compute_hash", "count_rows", "fast_digests", "head", "payload", "read_rows",
+    "row_digest", "seal_attempt", "seal_pending", "stored_form", "verify_against", "verify_chain", "verify_rows",
 ]  # fmt: skip

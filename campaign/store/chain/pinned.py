@@ -11,8 +11,8 @@ starts at the campaign's ``experiment_digest``, the digest of ``experiment_json`
 - a continuation continues an earlier campaign of the same experiment, and carries
   exactly the verified results the engine carries from it (``carry``), each its own
   trial's, from the campaigns it continues;
-- a trial is finished exactly when it holds its result, and a running attempt holds
-  its trial admitted (one running attempt per trial);
+- a trial is finished exactly when it holds its result, gets one verdict and runs
+  nothing after it, and a running attempt holds its trial admitted (one at a time);
 - every timestamp of the campaign row and the trial rows can be read.
 So a swapped variant, a renamed task, renumbered trial rows, an edited experiment or
 seed, or an unlinked continuation is a problem of the campaign, as an edited attempt row
@@ -75,7 +75,8 @@ def pinned_problems(conn: Connection, campaign_id: int, rows: Sequence[Sequence[
     if len(trials) != campaign.scheduled_count:
         detail = f"the campaign scheduled {campaign.scheduled_count!r} trials and the store holds {len(trials)} (trial rows were deleted or added)"
         problems.append(ChainProblem(campaign_id, "missing", detail))
-    problems += _unreadable_times(conn, campaign_id) + _carried(conn, campaign_id) + _results(conn, campaign_id, trials, rows) + _running(campaign_id, trials, rows)
+    problems += _unreadable_times(conn, campaign_id) + _carried(conn, campaign_id) + _results(conn, campaign_id, trials, rows)
+    problems += _running(campaign_id, trials, rows) + _one_verdict(campaign_id, trials, rows)
     if campaign.state == "completed":
         problems += [
             ChainProblem(campaign_id, "unsealed", "a completed campaign has no attempt still running (the row was added or edited)", row[SEQ], row[ID])
@@ -229,7 +230,7 @@ def _carried(conn: Connection, campaign_id: int) -> list[ChainProblem]:
         select(Trial.id)
         .outerjoin(origin, origin.id == Trial.carried_from_trial_pk)
         .where(Trial.campaign_id == campaign_id, Trial.carried_from_trial_pk.is_not(None))
-        .where(origin.id.is_(None) | (origin.trial_id != Trial.trial_id) | origin.campaign_id.not_in(_ancestors(conn, campaign_id)))
+        .where(origin.id.is_(None) | (origin.trial_id != Trial.trial_id) | origin.campaign_id.not_in(ancestors(conn, campaign_id)))
         .order_by(Trial.position)
         .limit(NAMED)
     )
@@ -239,7 +240,7 @@ def _carried(conn: Connection, campaign_id: int) -> list[ChainProblem]:
     ]
 
 
-def _ancestors(conn: Connection, campaign_id: int) -> list[int]:
+def ancestors(conn: Connection, campaign_id: int) -> list[int]:
     """The campaigns this one continues, nearest first, each earlier than the one before
     (an edited link ends the walk; ``_continues`` names it)."""
     found: list[int] = []
@@ -268,6 +269,25 @@ def _running(campaign_id: int, trials: Sequence[Sequence[Any]], rows: Sequence[S
             why = f"its trial is {held!r}, not admitted" if held != "admitted" else "its trial has another running attempt"
             problems.append(ChainProblem(campaign_id, "edited", f"a running attempt, yet {why} (the row was added or the trial edited)", row[SEQ], row[ID]))
         seen.add(row[TRIAL_PK])
+    return problems[:NAMED]
+
+
+def _one_verdict(campaign_id: int, trials: Sequence[Sequence[Any]], rows: Sequence[Sequence[Any]]) -> list[ChainProblem]:
+    """A trial gets one verdict: its finished attempt finishes it, and no attempt of it ends
+    after that (the chain is in the order attempts ended); a carried trial carries its
+    verdict and runs none. A row past a verdict, resealed onto the chain's end, would
+    publish a second verdict, or spend no attempt made."""
+    carried = {trial[_ID] for trial in trials if trial[_CARRIED] is not None}
+    judged: set[Any] = set()
+    problems = []
+    for row in rows:
+        pk = row[TRIAL_PK]
+        if pk in carried:
+            problems.append(ChainProblem(campaign_id, "edited", "an attempt of a trial that carries its result over, which runs none (the row was added)", row[SEQ], row[ID]))
+        elif pk in judged:
+            problems.append(ChainProblem(campaign_id, "edited", "an attempt that ended after its trial's verdict (the row was added)", row[SEQ], row[ID]))
+        elif row[STATUS] == "finished":
+            judged.add(pk)
     return problems[:NAMED]
 
 
