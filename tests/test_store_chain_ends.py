@@ -253,8 +253,8 @@ GOOD = {"campaign_id": 1, "links": LINKS, "head": "a" * 64, "final": True}
         (lambda report, tmp: _report_with(report, tmp, [{**GOOD, "final": None}]), "integrity.chains[0] is not a chain end"),
         (lambda report, tmp: _report_with(report, tmp, [GOOD, {**GOOD, "head": "b" * 64}]), "names a campaign twice"),
         (lambda report, tmp: _report_with(report, tmp, [{**GOOD, "campaign_id": i} for i in range(1, 66)]), "has 65 entries and a report publishes at most 64"),
-        (lambda report, tmp: (tmp / "fifo.json", os.mkfifo(tmp / "fifo.json"))[0], "is not a regular file"),  # no writer: reading it would wait forever
-        (lambda report, tmp: Path("/dev/zero"), "is not a regular file"),
+        (lambda report, tmp: (tmp / "fifo.json", os.mkfifo(tmp / "fifo.json"))[0], "is a FIFO (named pipe), not a file"),  # no writer: reading it would wait forever
+        (lambda report, tmp: Path("/dev/zero"), "is a character device, not a file"),
     ],
 )
 def test_a_report_that_is_not_one_is_refused_in_one_line_before_the_store_is_opened(runner, report, tmp_path, make, words):

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from campaign.cli.common import ROW_ID, core_errors, db_option
+from campaign.cli.paths import InputFile
 from campaign.report.integrity import published_ends
 from campaign.store import chain
 from campaign.store.migrate import open_store
@@ -16,7 +17,8 @@ from campaign.store.migrate import open_store
 @click.argument("campaign_id", type=ROW_ID, required=False)
 @click.option(
     "--against",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=InputFile("report"),
+    metavar="REPORT.json",
     help="A report.json `campaign report` wrote from this store: also check the store still holds the chains it was built from "
     "(rows removed from a chain's end, or resealed, are named).",
 )
