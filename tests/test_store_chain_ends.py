@@ -237,7 +237,7 @@ GOOD = {"campaign_id": 1, "links": LINKS, "head": "a" * 64, "final": True}
 @pytest.mark.parametrize(
     ("make", "words"),
     [
-        (lambda report, tmp: tmp / "missing.json", "cannot read"),
+        (lambda report, tmp: tmp / "missing.json", "does not exist"),
         (lambda report, tmp: tmp, "is a directory"),
         (lambda report, tmp: (tmp / "text.json", (tmp / "text.json").write_text("not json"))[0], "is not JSON"),
         (lambda report, tmp: (tmp / "list.json", (tmp / "list.json").write_text("[]"))[0], "publishes no chain ends"),

@@ -16,7 +16,6 @@ that a store still holds what the report was built from.
 from __future__ import annotations
 
 import re
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, Engine
 
+from campaign import inputs
 from campaign.errors import CampaignError, UsageProblem
 from campaign.store import chain, repository
 from campaign.store.base import MAX_INTEGER
@@ -87,12 +87,9 @@ MAX_CHAINS = 64
 
 def published_ends(path: Path) -> tuple[chain.ChainEnd, ...]:
     """The chain ends a report's JSON published, for ``campaign verify --against``."""
+    raw = inputs.read_bytes(path, "--against", "report")  # a FIFO, a device or a loop refused by name
     try:
-        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would wait for a writer, a device never end
-            raise UsageProblem(f"{path} is not a regular file; name the report.json `campaign report` wrote", option="--against")
-        report = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise UsageProblem(f"cannot read {path}: {exc.strerror or exc}; name the report.json `campaign report` wrote", option="--against") from None
+        report = orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise UsageProblem(f"{path} is not JSON; name the report.json `campaign report` wrote", option="--against") from None
     integrity = report.get("integrity") if isinstance(report, dict) else None

@@ -19,12 +19,12 @@ from campaign.store.models import Attempt, Trial
 def carryable_select(campaign_id: int) -> Select[Any]:
     """trial_id and the trial row holding its result (a carried trial's origin), for
     each trial of ``campaign_id`` whose result may be carried."""
+    origin = func.coalesce(Trial.carried_from_trial_pk, Trial.id)
     result_ok = select(Attempt.id).where(
-        Attempt.trial_pk == func.coalesce(Trial.carried_from_trial_pk, Trial.id),
+        Attempt.trial_pk == origin,
         Attempt.status == "finished",
         Attempt.cleanup_complete.is_(True),
         Attempt.disposal_complete.is_not(False),
         Attempt.finalization_failed.is_not(True),
     ).exists()
-    origin = func.coalesce(Trial.carried_from_trial_pk, Trial.id)
     return select(Trial.trial_id, origin).where(Trial.campaign_id == campaign_id, Trial.status == "finished", result_ok).order_by(Trial.position)

@@ -26,7 +26,7 @@ from sqlalchemy import Connection, Engine, func, select
 from campaign.store import scope
 from campaign.store.chain.pinned import ancestors
 from campaign.store.chain.rows import ATTEMPTS, ROW_HASH, SEQ, ChainProblem, in_chain
-from campaign.store.chain.verify import verify_chain
+from campaign.store.chain.verify import count_rows, verify_chain
 from campaign.store.models import Campaign
 
 
@@ -65,10 +65,11 @@ def verify_against(engine: Engine, campaign_id: int | None, ends: Sequence[Chain
     with scope.reading(engine) as conn:
         stored = set(conn.execute(select(Campaign.id)).scalars())
     ids = None if campaign_id is None else sorted({campaign_id, *(end.campaign_id for end in ends if end.campaign_id in stored)})
-    problems = verify_chain(engine, campaign_id) if ids is None else [p for cid in ids for p in verify_chain(engine, cid)]
-    stmt = select(func.count()).select_from(ATTEMPTS)
+    if ids is None:
+        problems, covered = verify_chain(engine), count_rows(engine)
+    else:
+        problems, covered = [p for cid in ids for p in verify_chain(engine, cid)], sum(count_rows(engine, cid) for cid in ids)
     with scope.one_state(engine) as conn:
-        covered = conn.execute(stmt if ids is None else stmt.where(ATTEMPTS.c.campaign_id.in_(ids))).scalar_one()
         problems += _lineage(conn, ends) + [p for end in ends if (p := _check_end(conn, end)) is not None]
     return problems, covered
 
