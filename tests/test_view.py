@@ -386,6 +386,45 @@ def test_a_campaign_is_verified_once_per_change_of_its_chain_head(engine, ro):
     assert edited == moved == ({"intact": False, "rows": 8, "problems": {"edited": 1}, "seqs": [2]}, False)
 
 
+def test_a_closed_campaign_edited_to_read_as_running_is_not_shown_as_verified(engine, ro):
+    """A running campaign's head leaves out the store's change stamp (heartbeats would move
+    it every few seconds), and its state is not in the chain: an edit that makes a closed
+    campaign read as running, flips verdicts and moves the report's inputs must not get
+    the verdict kept from before. A report built then verifies the rows it shows."""
+    cid = make_campaign(engine)
+    view = ro()
+
+    def reads_as_running() -> None:  # the page's refresh then verifies it under a head without the stamp
+        with engine.begin() as conn:
+            conn.execute(update(Campaign).where(Campaign.id == cid).values(state="running"))
+
+    def tamper() -> None:
+        with engine.begin() as conn:
+            conn.execute(update(Attempt).where(Attempt.campaign_id == cid, Attempt.seq.in_([1, 3])).values(verified_pass=False))
+            conn.execute(update(Campaign).where(Campaign.id == cid).values(spend_limits_json='{"max_spend_usd": "100"}'))
+
+    *before, tampered = (json.loads(text) for text in fetch_after(view, f"/api/campaigns/{cid}", None, reads_as_running, tamper))
+    assert [(b["chain"]["intact"], b["report"]["integrity"]["chain_verified"]) for b in before] == [(True, True)] * 2
+    assert tampered["report"]["integrity"]["chain_verified"] is False
+    assert tampered["chain"] == {"intact": False, "rows": 8, "problems": {"edited": 2}, "seqs": [1, 3]}
+
+
+def test_a_running_campaigns_kept_verdict_is_checked_again_after_a_while(engine, ro):
+    """An edit to an older row of a running campaign does not move its head: the kept
+    verdict stands for at most ``RECHECK_S``, then the rows are verified again."""
+    cid = make_campaign(engine, state="running")
+    view, now = ro(), [100.0]
+    checks = ChainChecks(clock=lambda: now[0])
+    assert checks.problems(view, cid) == ()
+    with engine.begin() as conn:
+        conn.execute(update(Attempt).where(Attempt.campaign_id == cid, Attempt.seq == 2).values(wall_seconds=1.0))
+    now[0] += ChainChecks.RECHECK_S - 1
+    assert checks.problems(view, cid) == ()  # within the window: kept
+    now[0] += 1
+    assert [(p.kind, p.seq) for p in checks.problems(view, cid)] == [("edited", 2)]
+    assert checks.known({cid: chain.head(view, cid)}) is None  # never lent to a report
+
+
 def test_a_refresh_after_a_change_reads_the_attempt_rows_once(engine, ro):
     """The report verifies the rows it reads and leaves that verdict for the page: a
     refresh after the chain head moved reads every attempt row once, not once to verify
@@ -565,6 +604,30 @@ def test_a_non_loopback_host_header_is_refused_unless_remote_was_allowed(engine,
     assert served.status == 200
     (ok,) = fetch(view, "/")
     assert "default-src 'none'" in ok.headers["Content-Security-Policy"] and ok.headers["X-Frame-Options"] == "DENY"
+
+
+@pytest.mark.parametrize(
+    "host, status",
+    [
+        ("localhost", 200), ("LOCALHOST:8080", 200), ("127.0.0.1:80", 200), ("127.9.9.9", 200), ("[::1]:443", 200),
+        ("a:b", 403), ("::ffff:127.0.0.1", 403), ("::1", 403), ("evil.example#@127.0.0.1", 403), ("127.0.0.1@evil.example", 403),
+        ("localhost.", 403), ("127.0.0.1:80:80", 403), ("[::1", 403), ("127.1", 403), ("", 403),
+    ],
+)  # fmt: skip
+def test_the_host_header_is_read_whole_and_refused_unless_it_names_this_machine(engine, ro, host, status):
+    """Refused with the view's own 403 and its security headers, never a server error:
+    nothing a URL parser reads another way gets through."""
+    make_campaign(engine)
+    (reply,) = fetch(ro(), "/", headers={"Host": host})
+    assert reply.status == status
+    assert "default-src 'none'" in reply.headers["Content-Security-Policy"]
+
+
+def test_a_campaign_id_is_ascii_digits(engine, ro):
+    cid = make_campaign(engine)
+    view = ro()
+    arabic = "".join(chr(0x0660 + int(d)) for d in str(cid))
+    assert [r.status for r in fetch(view, f"/campaigns/{cid}", f"/campaigns/{arabic}", f"/api/campaigns/{arabic}")] == [200, 404, 404]
 
 
 def test_a_served_store_is_unchanged_and_ctrl_c_exits_130(engine, db_path):

@@ -24,12 +24,13 @@ import asyncio
 import functools
 import ipaddress
 import json
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
@@ -76,10 +77,10 @@ def build_app(engine: Engine, *, allow_remote: bool = False, report_patience: fl
     app.add_routes(
         [
             web.get("/", campaigns_page),
-            web.get(r"/campaigns/{campaign_id:\d+}", campaign_page),
+            web.get(r"/campaigns/{campaign_id:[0-9]+}", campaign_page),
             web.get("/api/campaigns", campaigns_json),
-            web.get(r"/api/campaigns/{campaign_id:\d+}", campaign_json),
-            web.get(r"/api/campaigns/{campaign_id:\d+}/status", campaign_status),
+            web.get(r"/api/campaigns/{campaign_id:[0-9]+}", campaign_json),
+            web.get(r"/api/campaigns/{campaign_id:[0-9]+}/status", campaign_status),
             web.get("/static/{name}", static_file),
             # Browsers ask for it unprompted; an empty answer keeps their consoles clean.
             web.get("/favicon.ico", no_content),
@@ -88,20 +89,28 @@ def build_app(engine: Engine, *, allow_remote: bool = False, report_patience: fl
     return app
 
 
-def loopback_name(host: str | None) -> bool:
-    if not host:
+_HOST = re.compile(r"(?:\[(?P<v6>[0-9a-fA-F:.]+)\]|(?P<name>[0-9A-Za-z.-]+))(?::[0-9]{1,5})?")
+
+
+def loopback_host(header: str | None) -> bool:
+    """Whether a Host header names this machine: ``localhost``, a loopback IPv4 address or a
+    bracketed loopback IPv6 one, with an optional port. Parsed here, whole, so nothing a
+    URL parser would read another way (``a:b``, ``evil.example#@127.0.0.1``, an
+    unbracketed IPv6 address) gets through, or makes the request fail."""
+    match = _HOST.fullmatch(header or "")
+    if match is None:
         return False
-    if host == "localhost":
+    if match["name"] is not None and match["name"].lower() == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        return ipaddress.ip_address(match["v6"] or match["name"]).is_loopback
     except ValueError:
         return False
 
 
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if not request.app[ALLOW_REMOTE] and not loopback_name(request.url.host):
+    if not request.app[ALLOW_REMOTE] and not loopback_host(request.headers.get(hdrs.HOST)):
         response: web.StreamResponse = html_response(pages.error_page(403, "This view answers requests addressed to a loopback name only."), 403)
     else:
         try:

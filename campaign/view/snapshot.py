@@ -201,7 +201,7 @@ class Reports:
 
 def _built(engine: Engine, checks: source.ChainChecks, campaign_id: int, heads: Heads) -> tuple[dict[str, Any], Integrity]:
     """The report and its chain check: the kept verification when every campaign's head
-    is where it was verified; else the report's own check of the rows it reads anyway
+    is where it was verified and settled (``ChainChecks.known``); else the report's own check of the rows it reads anyway
     (one read of 100,000 rows, not two), which ``checks`` keeps for the heads read before it."""
     known = checks.known(heads)
     if known is not None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,33 +135,41 @@ class ChainChecks:
     rows for every page (and again for its report) would cost seconds per refresh, so
     a campaign is verified again only when its head (``chain.head``) has moved. An
     edit made outside the engine (to an older row, a trial or the campaign row) moves
-    the head of a campaign that is not running at once (the store's change stamp), and
-    a running one's with its next attempt. A report built after the head moved
-    verifies the rows it reads and leaves its verdict here (``record``), so a page
-    reads them once.
+    the head of a campaign that is not running at once (the store's change stamp).
+    A running one's moves with its next attempt, and its state is not in the chain
+    (an edit can make a closed campaign read as running), so under such a head
+    (``chain.settled``) a verdict is kept at most ``RECHECK_S``, and never lent to a
+    report: a report built then verifies the rows it shows. A report built after
+    the head moved verifies the rows it reads and leaves its verdict here
+    (``record``), so a page reads them once. ``clock``: seconds, monotonic.
     """
 
-    def __init__(self) -> None:
-        self._seen: dict[int, tuple[tuple[Any, ...], tuple[chain.ChainProblem, ...]]] = {}
+    RECHECK_S = 30.0
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        # campaign id -> (the head it was verified at, its problems, when)
+        self._seen: dict[int, tuple[tuple[Any, ...], tuple[chain.ChainProblem, ...], float]] = {}
         self._lock = threading.Lock()
 
     def problems(self, engine: Engine, campaign_id: int) -> tuple[chain.ChainProblem, ...]:
         at = chain.head(engine, campaign_id)
+        now = self._clock()
         with self._lock:
             seen = self._seen.get(campaign_id)
-        if seen is not None and seen[0] == at:
+        if seen is not None and seen[0] == at and (chain.settled(at) or now - seen[2] < self.RECHECK_S):
             return seen[1]
         found = tuple(chain.verify_chain(engine, campaign_id))
         with self._lock:
-            self._seen[campaign_id] = (at, found)
+            self._seen[campaign_id] = (at, found, now)
         return found
 
     def known(self, heads: Mapping[int, tuple[Any, ...]]) -> Integrity | None:
-        """The verification of these campaigns when each was verified at the head given
-        (None: one of them was not)."""
+        """The verification of these campaigns when each was verified at the head given,
+        a settled one (None: one of them was not)."""
         with self._lock:
             seen = [self._seen.get(cid) for cid in heads]
-        if not heads or any(s is None or s[0] != heads[cid] for cid, s in zip(heads, seen)):
+        if not heads or any(s is None or s[0] != heads[cid] or not chain.settled(s[0]) for cid, s in zip(heads, seen)):
             return None
         return Integrity(checked=True, campaigns=tuple(heads), problems=tuple(p for s in seen if s is not None for p in s[1]))
 
@@ -169,9 +178,10 @@ class ChainChecks:
         rows: if they moved meanwhile, the next call sees a newer head and verifies again."""
         if not integrity.checked or tuple(heads) != integrity.campaigns:
             return
+        now = self._clock()
         with self._lock:
             for cid, at in heads.items():
-                self._seen[cid] = (at, tuple(p for p in integrity.problems if p.campaign_id == cid))
+                self._seen[cid] = (at, tuple(p for p in integrity.problems if p.campaign_id == cid), now)
 
 
 def verify(engine: Engine, checks: ChainChecks, campaign_id: int | None = None) -> ChainVerdict:

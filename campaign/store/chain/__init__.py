@@ -68,10 +68,10 @@ from campaign.store.chain.rows import (
     stored_form,
 )
 from campaign.store.chain.seal import amend_tail, seal_attempt, seal_pending
-from campaign.store.chain.verify import count_rows, head, verify_chain, verify_rows
+from campaign.store.chain.verify import count_rows, head, settled, verify_chain, verify_rows
 
 __all__ = [
     "COLUMN", "EXCLUDED_COLUMNS", "HASHED_COLUMNS", "PAYLOAD", "RAW_COLUMNS", "ChainBroken", "ChainEnd", "ChainProblem",
     "amend_tail", "canonical_row", "chain_ends", "compute_hash", "count_rows", "fast_digests", "head", "payload", "read_rows",
-    "row_digest", "seal_attempt", "seal_pending", "stored_form", "verify_against", "verify_chain", "verify_rows",
+    "row_digest", "seal_attempt", "seal_pending", "settled", "stored_form", "verify_against", "verify_chain", "verify_rows",
 ]  # fmt: skip

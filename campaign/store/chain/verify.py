@@ -74,6 +74,14 @@ def head(engine: Engine, campaign_id: int) -> tuple[Any, ...]:
     return (*counts, last, None if running else stamp)
 
 
+def settled(at: tuple[Any, ...]) -> bool:
+    """Whether ``at`` (a ``head``) moves with every commit to the store, an edit to an
+    older row included: a campaign that is not running, on a store with a change stamp.
+    A verdict kept under an unsettled head may be out of date (the campaign's state is
+    not in the chain: an edit can make a closed campaign read as running)."""
+    return at[-1] is not None
+
+
 def count_rows(engine: Engine, campaign_id: int | None = None) -> int:
     """How many attempt rows a verification covers."""
     stmt = select(func.count()).select_from(ATTEMPTS)
