@@ -17,7 +17,7 @@ from campaign.benchmark import identity_differences
 from campaign.errors import UsageProblem
 from campaign.canonical import spec_digest
 from campaign.plan import is_template
-from campaign.store.limits import SpendLimits
+from campaign.store.limits import SpendLimits, amount_problem
 
 PLAN_KEYS = frozenset(
     {"approved", "experiment", "max_attempts", "max_spend_usd", "per_attempt_spend_ceiling_usd", "provider_budget_enforced", "credential_env"}
@@ -62,6 +62,9 @@ def plan_problems(plan: Mapping[str, Any], digest: str, scheduled: int, environ:
         problems.append("--plan: max_spend_usd must be a positive finite number")
     if not _positive_finite(ceiling):
         problems.append("--plan: per_attempt_spend_ceiling_usd must be a positive finite number")
+    for name, amount in (("max_spend_usd", top), ("per_attempt_spend_ceiling_usd", ceiling)):
+        if _positive_finite(amount) and (problem := amount_problem(amount)) is not None:
+            problems.append(f"--plan: {name} {problem}")
     if _positive_finite(top) and _positive_finite(ceiling) and ceiling > top:
         problems.append("--plan: per_attempt_spend_ceiling_usd must not exceed max_spend_usd")
     max_attempts = plan.get("max_attempts")

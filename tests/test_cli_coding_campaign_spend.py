@@ -30,6 +30,13 @@ def base(out: Path, *extra: str) -> list[str]:
         (["--max-spend-usd", "five", "--attempt-ceiling-usd", "1"], "--max-spend-usd: must be a positive number"),
         (["--max-spend-usd", "nan", "--attempt-ceiling-usd", "1"], "--max-spend-usd: must be a positive number"),
         (["--max-spend-usd", "1", "--attempt-ceiling-usd", "2"], "--attempt-ceiling-usd: must not exceed --max-spend-usd"),
+        # Decimal would read these as 10, 100 and 5: a typo of 1.0 must not become a cap ten times higher.
+        (["--max-total-spend-usd", "1_0", "--attempt-ceiling-usd", "1"], "--max-total-spend-usd: must be a positive number of US dollars in digits"),
+        (["--max-total-spend-usd", "1e2", "--attempt-ceiling-usd", "1"], "--max-total-spend-usd: must be a positive number of US dollars in digits"),
+        (["--max-total-spend-usd", "\u0665", "--attempt-ceiling-usd", "1"], "--max-total-spend-usd: must be a positive number of US dollars in digits"),
+        # What the store could not read back would be shown as no cap at all.
+        (["--max-total-spend-usd", "10000000000000", "--attempt-ceiling-usd", "1"], "--max-total-spend-usd: must be under 10^12 US dollars"),
+        (["--max-total-spend-usd", "1", "--attempt-ceiling-usd", "0.0000000000001"], "--attempt-ceiling-usd: must be under 10^12 US dollars with at most 12 decimal places"),
         (["--continue-blocked"], "--continue-blocked"),
     ],
 )

@@ -130,6 +130,8 @@ def refused_live(ws: Workspace, result, needle: str) -> None:
         ({"max_spend_usd": -1}, "max_spend_usd must be a positive finite number"),
         ({"per_attempt_spend_ceiling_usd": 0}, "per_attempt_spend_ceiling_usd must be a positive finite number"),
         ({"per_attempt_spend_ceiling_usd": 20.0}, "must not exceed max_spend_usd"),
+        ({"max_spend_usd": 1e20}, "max_spend_usd must be under 10^12 US dollars"),
+        ({"per_attempt_spend_ceiling_usd": 1e-13}, "per_attempt_spend_ceiling_usd must be under 10^12 US dollars with at most 12 decimal places"),
         ({"max_attempts": 3}, "max_attempts must be a whole number of at least the scheduled count (4)"),
         ({"provider_budget_enforced": False}, "provider_budget_enforced must be true"),
         ({"credential_env": []}, "credential_env must be a non-empty list"),

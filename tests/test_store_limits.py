@@ -39,11 +39,21 @@ def test_amounts_are_exact_decimals_as_written():
         ((float("inf"), 1), "finite"),
         ((True, 1), "must be a number"),
         ((1, "0.5"), "must be a number"),
+        ((Decimal("1E+12"), 1), "under 10\\^12"),
+        ((1, Decimal("1E-13")), "at most 12 decimal places"),
     ],
 )
 def test_limits_that_hold_nothing_are_refused(args, why):
     with pytest.raises(ValueError, match=why):
         SpendLimits(*args)
+
+
+def test_an_amount_written_with_an_exponent_is_stored_as_plain_digits_and_reads_back():
+    limits = SpendLimits(Decimal("1E+2"), Decimal("5E-12"))
+    assert limits.stored() == '{"max_spend_usd": "100", "per_attempt_ceiling_usd": "0.000000000005"}'
+    assert SpendLimits.from_stored(limits.stored()) == limits
+    largest = SpendLimits(Decimal("999999999999.999999999999"), Decimal("0.000000000001"))
+    assert SpendLimits.from_stored(largest.stored()) == largest
 
 
 def test_the_store_reads_back_what_it_recorded(backend_url):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,7 +19,7 @@ from campaign import benchmark
 from campaign.benchmark import checks
 from campaign.digests import MIN_PROFILE_PYTHON, NotAPython, PythonInfo, git_toplevel, probe_python
 from campaign.errors import UsageProblem
-from campaign.store.limits import SpendLimits
+from campaign.store.limits import SpendLimits, amount_problem
 from campaign.supervise import confine
 
 DEFAULT_MODEL = "openai-codex:gpt-6.1-sol"
@@ -56,6 +56,7 @@ SCHEMA_BUDGETS_REFUSAL = (
     "Only baseline versus coding is supported."
 )
 
+_USD = re.compile(r"[0-9]+(?:\.[0-9]+)?", re.ASCII)
 _MODEL = re.compile(r"^(?P<provider>[a-z0-9][a-z0-9._-]{0,63}):(?P<model>[^\s:][^\s]{0,199})$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -221,12 +222,13 @@ def spend_limits(opts: CodingOptions) -> SpendLimits | None:
     for name, text in names:
         if text is None:
             continue
-        try:
-            value = Decimal(str(text).strip())
-        except InvalidOperation:
-            value = None
-        if value is None or not value.is_finite() or value <= 0:
-            raise UsageProblem(f"must be a positive number of US dollars, e.g. 5 or 0.25, got {text!r}", option=name)
+        written = str(text).strip()
+        # Digits only: Decimal would also read 1_0 as 10, 1e2 and other scripts' digits.
+        value = Decimal(written) if _USD.fullmatch(written) else None
+        if value is None or value <= 0:
+            raise UsageProblem(f"must be a positive number of US dollars in digits, e.g. 5 or 0.25, got {text!r}", option=name)
+        if (problem := amount_problem(value)) is not None:
+            raise UsageProblem(f"{problem}, got {text!r}", option=name)
         values[name] = value
     ceiling = values.get("--attempt-ceiling-usd")
     if ceiling is None:

@@ -20,9 +20,21 @@ from typing import Any
 
 from campaign.store.money import to_decimal
 
-# A stored amount as this engine writes it (``str`` of a Decimal from an operator's
-# number): bounded, so nothing odd read back from a store reaches a page.
+# A stored amount as this engine writes it (an operator's number as plain decimal
+# text): bounded, so nothing odd read back from a store reaches a page.
 _STORED_DECIMAL = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,12})?")
+
+
+def amount_problem(value: int | float | Decimal) -> str | None:
+    """Why ``value`` is not a spend limit this engine stores exactly (None: it is one): a
+    positive number under 10**12 dollars with at most 12 decimal places. A limit it
+    could not read back would be shown as no limit at all."""
+    exact = to_decimal(value)
+    if not (exact.is_finite() and exact > 0):
+        return "must be positive and finite"
+    if not _STORED_DECIMAL.fullmatch(format(exact, "f")):
+        return "must be under 10^12 US dollars with at most 12 decimal places"
+    return None
 
 
 @dataclass(frozen=True)
@@ -46,10 +58,10 @@ class SpendLimits:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
                 raise ValueError(f"{field.name} must be a number")
-            exact = to_decimal(value)
-            if not (exact.is_finite() and exact > 0):
-                raise ValueError(f"{field.name} must be positive and finite")
-            object.__setattr__(self, field.name, exact)
+            problem = amount_problem(value)
+            if problem is not None:
+                raise ValueError(f"{field.name} {problem}")
+            object.__setattr__(self, field.name, to_decimal(value))
         if self.max_spend_usd is None and self.provider_max_spend_usd is None:
             raise ValueError("a per-attempt ceiling needs a cap it must fit: max_spend_usd or provider_max_spend_usd")
         for name in ("max_spend_usd", "provider_max_spend_usd"):
@@ -59,7 +71,7 @@ class SpendLimits:
 
     def stored(self) -> str:
         """The JSON text the store keeps (sorted keys, amounts as exact decimal text)."""
-        return json.dumps({f.name: str(getattr(self, f.name)) for f in fields(self) if getattr(self, f.name) is not None}, sort_keys=True)
+        return json.dumps({f.name: format(getattr(self, f.name), "f") for f in fields(self) if getattr(self, f.name) is not None}, sort_keys=True)
 
     @classmethod
     def from_stored(cls, text: str | None) -> SpendLimits | None:
