@@ -52,6 +52,8 @@ def digest(path: str) -> str:
         (["--campaign", "1", "--confidence", "0"], "--confidence"),
         (["--campaign", "1", "--max-repetitions", "0"], "--max-repetitions"),
         (["--campaign", "1", "--simulations", "5"], "--simulations"),
+        # Inside each option's bounds, but about 8 GB at once: refused with the most simulations that fit.
+        (["--baseline-rate", "0.5", "--tasks", "10000", "--simulations", "10000", "--effect", "0.1"], "give at most --simulations 1,000"),
         (["--campaign", "1", "--max-spend-usd", "5"], "--attempt-ceiling-usd"),
         (["--campaign", "1", "--parallel-providers", "0"], "--parallel-providers"),
         (["--baseline-rate", "0.5", "--tasks", "10", "--max-total-spend-usd", "5", "--attempt-ceiling-usd", "1"], "--max-spend-usd"),

@@ -26,6 +26,9 @@ MAX_TABLE_ROWS = 100
 SIMULATIONS = (100, 100_000)
 # Task clusters a plan simulates: each simulated campaign holds every one of them.
 MAX_TASKS = 10_000
+# Simulated campaigns x task clusters: the simulation holds a few dozen bytes per one at
+# once (about 0.8 GB here, the default simulations at MAX_TASKS).
+MAX_SIMULATED_TASKS = planner.DEFAULT_SIMULATIONS * MAX_TASKS
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,19 @@ def check(o: PowerOptions) -> None:
         raise UsageProblem(f"must be between {SIMULATIONS[0]} and {SIMULATIONS[1]}, got {o.simulations}", option="--simulations")
     if o.parallel_providers is not None and not 1 <= o.parallel_providers <= MAX_PARALLEL_PROVIDERS:
         raise UsageProblem(f"must be between 1 and {MAX_PARALLEL_PROVIDERS}, got {o.parallel_providers}", option="--parallel-providers")
+    if o.tasks is not None:
+        fits_in_memory(o, o.tasks)
+
+
+def fits_in_memory(o: PowerOptions, tasks: int) -> None:
+    """The simulation holds every simulated campaign's task means at once."""
+    sims = o.simulations or planner.DEFAULT_SIMULATIONS
+    if sims * tasks > MAX_SIMULATED_TASKS:
+        raise UsageProblem(
+            f"{sims:,} simulations of {tasks:,} task clusters would hold {sims * tasks:,} simulated tasks at once, more than "
+            f"{MAX_SIMULATED_TASKS:,}: give at most --simulations {max(MAX_SIMULATED_TASKS // tasks, SIMULATIONS[0]):,}",
+            option="--simulations",
+        )
 
 
 def _within(value: float, option: str, low: float, high: float, *, closed: bool = False) -> None:
@@ -115,6 +131,7 @@ def request(o: PowerOptions, *, tasks: int, providers: int, seed: int) -> planne
 
 def from_pilot(engine: Engine, o: PowerOptions) -> tuple[planner.Plan, Pilot]:
     pilot = read_pilot(engine, o.campaign_id, o.provider)  # type: ignore[arg-type]
+    fits_in_memory(o, len(pilot.tasks))
     try:
         fitted: spread.Spread | spread.SpreadUnknown = spread.fit(pilot.tasks)
     except spread.SpreadUnknown as exc:
