@@ -121,6 +121,23 @@ def test_a_copy_through_a_link_out_of_environment_is_refused(tmp_path):
         load_suite(task.parent)
 
 
+@pytest.mark.parametrize("link", ["environment/Dockerfile", "environment"])
+@pytest.mark.parametrize("where", ["outside", "inside"])
+def test_a_dockerfile_read_through_a_link_must_be_a_file_of_the_task(tmp_path, link, where):
+    """The Dockerfile decides what the working copy holds, yet the task's digest holds only
+    a link's text: through a link out of the task it could change unseen."""
+    task = harbor_task(tmp_path / "suite", "FROM x\nCOPY a.txt /app/\n", files={"a.txt": "A"})
+    moved = (tmp_path if where == "outside" else task) / "moved"
+    (task / link).rename(moved)
+    (task / link).symlink_to(moved)
+    if where == "outside":
+        with pytest.raises(UsageProblem, match="which is not a file of the task"):
+            load_suite(task.parent)
+    else:
+        copy_fixture(loaded(task.parent), tmp_path / "work")
+        assert (tmp_path / "work" / "a.txt").read_text() == "A"
+
+
 def test_the_example_suite_takes_its_timeouts_and_title_from_its_files():
     suite = load_suite(HARBOR)
     for task in suite.tasks:

@@ -135,7 +135,7 @@ def _refuse_special_files(folder: Path) -> None:
             mode = full.lstat().st_mode
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
                 raise UsageProblem(f"{full} is {inputs.kind_of(mode)}; a task holds files, directories and links only", option=SUITE_OPTION)
-            if stat.S_ISLNK(mode) and full.relative_to(folder).parts[0] in READ_THROUGH and not _leads_inside(full, folder):
+            if stat.S_ISLNK(mode) and _read_through(full.relative_to(folder).parts) and not _leads_inside(full, folder):
                 raise UsageProblem(
                     f"{full} is a link to {os.readlink(full)}, which is not a file of the task; the task's definition, verifier and "
                     "solution are read through links, and the task's identity holds only what is in its folder: copy the file in",
@@ -146,7 +146,12 @@ def _refuse_special_files(folder: Path) -> None:
 # The parts of a task read through a link (their content is what runs), unlike a fixture,
 # whose links are copied as links: a link there must lead to a file of the task itself,
 # or what runs could change while the task's digest (its files and link texts) does not.
-READ_THROUGH = frozenset({"task.toml", "instruction.md", "verifier", "solution", "tests"})
+READ_THROUGH = (("task.toml",), ("instruction.md",), ("verifier",), ("solution",), ("tests",), ("environment", "Dockerfile"))
+
+
+def _read_through(parts: tuple[str, ...]) -> bool:
+    """A part of the task read through a link, or a directory on the way to one."""
+    return any(parts[: len(path)] == path or path[: len(parts)] == parts for path in READ_THROUGH)
 
 
 def _leads_inside(link: Path, folder: Path) -> bool:
