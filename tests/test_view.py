@@ -357,7 +357,10 @@ def test_errors_show_no_exception_text(engine, ro):
 def test_a_tampered_store_shows_the_chain_warning(engine, ro):
     cid = make_campaign(engine)
     view = ro()
-    assert 'id="chain-ok"' in page(view, f"/campaigns/{cid}") and 'id="chain-warning"' not in page(view, "/")
+    intact = page(view, f"/campaigns/{cid}")
+    assert 'id="chain-ok"' in intact and 'id="chain-warning"' not in page(view, "/")
+    # What "intact" covers, said where it is shown: the columns a run changes are not in the chain.
+    assert "state, stop reason and spend limits are not in the chain" in intact
     with engine.begin() as conn:
         conn.execute(update(Attempt).where(Attempt.campaign_id == cid, Attempt.seq == 2).values(wall_seconds=1.0))
     text = page(view, f"/campaigns/{cid}")

@@ -57,7 +57,13 @@ def layout(title: str, body: str, refresh: Refresh | None = None) -> str:
 def chain_banner(verdict: ChainVerdict, scope: str) -> str:
     """A visible warning when `campaign verify` fails; a quiet line when the chain is intact."""
     if verdict.intact:
-        return text("p", f"Hash chain intact: {verdict.rows} attempt rows verified ({scope}).", class_="chain-ok", id="chain-ok")
+        return text(
+            "p",
+            f"Hash chain intact: {verdict.rows} attempt rows verified ({scope}), with the trials and experiment they pin; "
+            "a campaign's state, stop reason and spend limits are not in the chain.",
+            class_="chain-ok",
+            id="chain-ok",
+        )
     kinds = ", ".join(f"{kind} ×{count}" for kind, count in verdict.by_kind().items())
     seqs = sorted({s for _, s in verdict.problems if s is not None})
     where = f" at seq {', '.join(str(s) for s in seqs[:20])}{' …' if len(seqs) > 20 else ''}" if seqs else ""
