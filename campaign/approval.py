@@ -84,9 +84,10 @@ def _credential_problems(names: Any, environ: Mapping[str, str]) -> list[str]:
         return ["--plan: credential_env must hold variable names as strings"]
     if len(set(names)) != len(names):
         problems.append("--plan: credential_env names must be distinct")
-    for name in names:
+    for index, name in enumerate(names, 1):
         if not CREDENTIAL_NAME.match(name):
-            problems.append(f"--plan: credential_env name {name!r} must be upper case and end in API_KEY, ACCESS_TOKEN or AUTH_TOKEN")
+            # Not echoed: what was written in place of a name may be the credential itself.
+            problems.append(f"--plan: credential_env entry {index} is not a credential variable name: it must be upper case and end in API_KEY, ACCESS_TOKEN or AUTH_TOKEN")
         elif not environ.get(name):
             problems.append(f"--plan: credential variable {name} is not set in the environment; export it before launching")
     return problems

@@ -149,6 +149,15 @@ def test_each_approval_failure_is_refused_before_any_trial(ws: Workspace, change
     refused_live(ws, result, needle)
 
 
+def test_a_credential_written_in_place_of_its_name_is_never_echoed(ws: Workspace):
+    agent = agent_file(ws)
+    value = "sk-ant-api03-" + "Q" * 40
+    plan, digest = approve(ws, agent, credential_env=[CRED, value])
+    result, _ = go_live(ws, agent, plan, digest)
+    refused_live(ws, result, "credential_env entry 2 is not a credential variable name")
+    assert "QQQQ" not in result.output
+
+
 def test_template_wrapper_is_not_a_plan(ws: Workspace):
     agent = agent_file(ws)
     approve(ws, agent)

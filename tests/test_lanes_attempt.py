@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import os
@@ -14,6 +15,7 @@ from campaign import benchmark
 from campaign.agents.profiles import load_profile
 from campaign.config import parse_base_config, render_variant
 from campaign.errors import Interrupted
+from campaign.lanes import bundles
 from campaign.lanes.attempt import AttemptPlan, classify, run_attempt, within
 from campaign.agents.record import AgentRecord
 from campaign.schedule import build_schedule
@@ -184,6 +186,30 @@ def test_failure_bundle_is_private_and_scrubbed(engine, tmp_base, tmp_path, monk
     for path in failures.rglob("*"):
         if path.is_file():
             assert canary.encode() not in path.read_bytes()
+
+
+def test_a_trial_that_fails_again_gets_a_bundle_of_its_own(engine, tmp_base, tmp_path):
+    """The same trial of two campaigns (or a trial run again): no bundle is overwritten or
+    mixed with another attempt's files."""
+    failures = tmp_path / "failures"
+    plan = _plan(PLAIN, success=0.0, tmp_base=tmp_base, failure_dir=failures)
+    assert [run_attempt(engine, _trial(engine, PLAIN), plan).outcome for _ in range(2)] == ["failed", "failed"]
+    assert sorted(p.name for p in failures.iterdir()) == ["semver-precedence_r1_coding", "semver-precedence_r1_coding.2"]
+    assert all((failures / name / "cleanup.log").is_file() for name in ("semver-precedence_r1_coding", "semver-precedence_r1_coding.2"))
+
+
+@pytest.mark.parametrize("before", [b"", b"x", b"xy", b'{"Authorization": "Basic '])
+@pytest.mark.parametrize("after", [b"", b"z", b"zz"])
+def test_a_credential_is_scrubbed_trimmed_and_base64_encoded_too(before, after):
+    """A header's value reaches the provider trimmed, and a provider may echo it back, or
+    encode it (Basic auth, a JWT-like id): every such form is redacted."""
+    key = "sk-ant-AUDIT1234567890SECRETabcdef "  # set with a trailing space
+    forms = bundles.secret_forms(key)
+    for written in (before + key.strip().encode() + after, base64.b64encode(before + key.strip().encode() + after)):
+        scrubbed = bundles._scrub(b"echo: " + written + b" end", forms)
+        assert bundles.REDACTED in scrubbed and b"AUDIT1234567890" not in scrubbed
+        # What is left of an encoded key is its edges: at most 3 of its characters each side.
+        assert len(scrubbed) <= len(b"echo: ") + len(before) * 2 + 8 + len(bundles.REDACTED) + len(after) * 2 + 8 + len(b" end")
 
 
 def _alive(pid: int, start_ticks: int) -> bool:
