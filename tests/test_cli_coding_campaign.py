@@ -327,6 +327,18 @@ def test_only_the_providers_own_credential_reaches_its_attempts(tmp_path, monkey
     assert (out / "report-alpha.json").is_file() and (out / "report-beta.json").is_file()
 
 
+def test_an_upstream_url_holding_the_providers_credential_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    catalog = tmp_path / "providers.toml"
+    text = offline_copies(("alpha",), extra={"alpha": 'credential_env = "ALPHA_API_KEY"'})
+    catalog.write_text(text.replace('upstream = "replay"', 'upstream = "http://127.0.0.1:9/v1/sk-alpha-0123456789"'))
+    monkeypatch.setenv("ALPHA_API_KEY", "sk-alpha-0123456789")
+    out = tmp_path / "out"
+    result = run(base(out, "--live", "--providers", "alpha", "--providers-catalog", str(catalog), "--tasks", "semver-precedence"))
+    assert result.exit_code == 2, result.output
+    assert "--providers-catalog" in result.output and "upstream URL holds the value of ALPHA_API_KEY" in result.output
+    assert not out.exists()
+
+
 def test_equivalent_spend_matches_a_hand_computation(tmp_path):
     out = tmp_path / "out"
     assert run(base(out, "--live")).exit_code == 0

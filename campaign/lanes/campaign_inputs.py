@@ -149,6 +149,15 @@ def validate(
                 "use an agent profile with applied_profile_from = \"adapter\" or \"wire\"",
                 option="--agent",
             )
+    for p in providers:
+        value = environ.get(p.credential_env or "", "").strip()
+        if value and p.upstream and value in p.upstream:
+            # The upstream is stored with the campaign: a key in it would reach the store.
+            raise UsageProblem(
+                f"provider {p.name}'s upstream URL holds the value of {p.credential_env}; the credential travels in a header, "
+                "never in the URL: give the plain base URL in --providers-catalog",
+                option="--providers-catalog",
+            )
     wires = {p.name: resolve_route(profiles[p.name], p, profile_python=sys.executable, environ=environ) for p in providers}
     for profile in profiles.values():
         seeds.check(profile, environ)
