@@ -116,6 +116,8 @@ PROVIDER_FAULTS = (
     "http_529",  # overloaded (Anthropic's 529, or an overloaded_error event mid-stream)
     "http_5xx",  # any other server error, and 408
     "http_auth",  # 401 / 403: the credential was refused (the operator's to fix, not the agent's)
+    "http_billing",  # 402, or a refusal for credit, quota or billing: the operator's account to fix
+    "http_not_found",  # 404: the model or route does not exist at the provider (the operator's catalog)
     "unreachable",  # the upstream refused or never accepted the connection
     "connection_reset",  # the connection dropped before a response began
     "stream_cut",  # the response began, then ended without the format's end
@@ -127,6 +129,8 @@ PROVIDER_FAULT_WORDS = {
     "http_529": "HTTP 529",
     "http_5xx": "HTTP 5xx",
     "http_auth": "HTTP 401/403",
+    "http_billing": "HTTP 402/billing",
+    "http_not_found": "HTTP 404",
     "unreachable": "upstream unreachable",
     "connection_reset": "connection reset",
     "stream_cut": "cut stream",

@@ -37,10 +37,10 @@ from workspace import approve_and_go_live
 
 TASK = "semver-precedence"
 # --agent -> its model; the upstream answers any.
-MODELS = {"claude-code": "claude-sonnet-4-5", "codex": "gpt-5-codex"}
+MODELS = {"claude-code": "claude-sonnet-4-5", "codex": "gpt-5-codex", "mini-swe-agent": "gpt-5-mini"}
 SILENCE_S = 2
 # Anthropic bills cache writes apart; an OpenAI-format route has no such category (0.0).
-CACHE_WRITE = {"claude-code": 3.75, "codex": 0.0}
+CACHE_WRITE = {"claude-code": 3.75, "codex": 0.0, "mini-swe-agent": 0.0}
 KEY = "FLAKY_API_KEY"
 
 
@@ -72,7 +72,7 @@ class Upstream:
         self.proc = None
 
 
-def write_catalog(path: Path, agent: str, port: int) -> Path:
+def write_catalog(path: Path, agent: str, port: int, silence_s: float = SILENCE_S) -> Path:
     path.write_text(
         f"""[providers.flaky]
 route = "flaky"
@@ -80,7 +80,7 @@ default_model = "{MODELS[agent]}"
 credential_env = "{KEY}"
 agent = "{agent}"
 upstream = "http://127.0.0.1:{port}"
-silence_s = {SILENCE_S}
+silence_s = {silence_s}
 basis = "synthetic"
 price_source = "test upstream"
 price_date = "2026-12-01"
@@ -236,6 +236,30 @@ def test_an_upstream_that_never_answers_is_halted_not_waited_out(case: Case):
     assert case.trial_statuses() == ["scheduled", "scheduled"]  # schedulable, not given up
     print(f"{case.agent}: every request hangs: 3 attempts halted in {took:.1f} s")
     assert_resume_finishes(case)
+
+
+# The attempt's deadline lands inside a hang, before the proxy's silence bound: Claude Code
+# has had two requests given up on and is waiting on its retry; Codex, under a bound longer
+# than its deadline, never heard from its model at all.
+DEADLINE_IN_A_HANG = {"claude-code": (4, 12), "codex": (30, 10)}
+
+
+@pytest.mark.parametrize("case", BOTH, indirect=True)
+def test_a_deadline_that_lands_in_a_hang_is_the_providers_not_a_timeout(case: Case):
+    silence_s, timeout = DEADLINE_IN_A_HANG[case.agent]
+    write_catalog(case.catalog, case.agent, case.upstream.port, silence_s)
+    case.upstream.start("hang:*")
+    done = case.campaign("--timeout", str(timeout))
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert re.search(r"halted flaky: 3 attempts in a row ended on provider errors \(silent upstream x\d+\)", done.stderr), done.stderr
+    attempts = case.attempts()
+    assert len(attempts) == 3
+    for a in attempts:
+        assert (a["status"], a["outcome"], a["failure_class"], a["verified_pass"]) == ("faulted", "provider_error", "upstream_silent", None), a
+        assert diagnostics(a)["ending_fault"] == "upstream_silent"
+        assert a["wall_seconds"] < timeout + 3  # the deadline ended it (for Codex, well inside the bound)
+    assert case.campaign_row() == ("stopped", "provider_unavailable")
+    assert case.trial_statuses() == ["scheduled", "scheduled"]
 
 
 @pytest.mark.parametrize("case", BOTH, indirect=True)

@@ -323,6 +323,31 @@ def test_a_bad_day_for_every_request_and_a_request_that_hangs():
         assert again.value.status_code == 529
 
 
+def test_the_operators_faults_and_an_error_dressed_as_a_200():
+    faults = ["http-402:1", "credit-400:2", "model-404:3", "error-200:4", "error-200:5"]
+    with running_in_thread(build_app(TASK.name, faults=faults)) as running:
+        claude = anthropic.Anthropic(base_url=running.base_url, api_key="dummy", max_retries=0)
+        oai = openai.OpenAI(base_url=f"{running.base_url}/v1", api_key="dummy", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as payment:
+            oai.chat.completions.create(model="m", messages=_chat_messages())
+        assert payment.value.status_code == 402 and "Insufficient credits" in payment.value.body["message"]
+        with pytest.raises(anthropic.BadRequestError) as credit:
+            claude.messages.create(**_anthropic_body())
+        assert credit.value.body["error"]["type"] == "invalid_request_error"
+        assert credit.value.body["error"]["message"].startswith("Your credit balance is too low")
+        with pytest.raises(anthropic.NotFoundError) as missing:
+            claude.messages.create(**_anthropic_body())
+        assert missing.value.body["error"]["message"] == f"model: {_anthropic_body()['model']}"
+        for stream in (False, True):
+            body = json.dumps({"model": "m", "messages": _chat_messages(), "stream": stream}).encode()
+            request = urllib.request.Request(running.base_url + "/v1/chat/completions", data=body, headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=10) as response:
+                assert response.status == 200
+                text = response.read().decode()
+            error = json.loads(text.removeprefix("data: ").strip())
+            assert error == {"error": {"code": 502, "message": "Provider returned error"}}
+
+
 @pytest.mark.parametrize("spec", ["hang:0", "http-418:1", "hang:*,", "cut-stream"])
 def test_a_malformed_fault_is_refused(spec):
     with pytest.raises(UsageProblem, match="--fault"):

@@ -6,7 +6,9 @@ upstream (a provider's base URL, or the replay provider), streaming responses
 back as they arrive so the client sees the provider's own pacing. For each
 model request it appends one line to the capture (see ``capture``): route,
 model, the tool catalog's digests and o200k_base schema-token estimate, the
-upstream response id, status, terminal usage and how the stream ended.
+upstream response id, status, terminal usage and how the stream ended, and how
+long the upstream had left it without a byte when it ended (``idle_s``, beside
+the ``silence_s`` bound), which the hang rule of ``faults`` reads.
 
 Credentials pass through in headers, as the client sent them; headers are
 never recorded. On SIGTERM it stops accepting, lets in-flight requests finish
@@ -64,8 +66,23 @@ class Recorder:
         return self._tokens[summary.catalog_digest]
 
 
+@dataclasses.dataclass(frozen=True)
+class Waited:
+    """How long the upstream had left a request without a byte when it ended (from the last
+    byte, or from sending it when none came), and the bound it was held to, in seconds."""
+
+    idle_s: float
+    silence_s: float
+
+
 def model_record(
-    seq: int, summary: wire.RequestSummary, schema_tokens: int | None, status: int | None, obs: UsageObservation | None, upstream_error: str | None = None
+    seq: int,
+    summary: wire.RequestSummary,
+    schema_tokens: int | None,
+    status: int | None,
+    obs: UsageObservation | None,
+    upstream_error: str | None = None,
+    waited: Waited | None = None,
 ) -> dict[str, Any]:
     usage = None
     if obs is not None and obs.has_usage:
@@ -93,6 +110,8 @@ def model_record(
         "cache_write_observable": bool(obs and obs.cache_write_observable),
         "terminal": bool(obs and obs.terminal),
         "clean_end": bool(obs and obs.clean_end),
+        "idle_s": None if waited is None else round(waited.idle_s, 1),
+        "silence_s": None if waited is None else waited.silence_s,
     }
 
 
@@ -138,8 +157,10 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
     # Set once the proxy begins to stop: from then on it ends what is in flight itself (the
     # attempt is over), so a response it stops reading is aborted, never the upstream's cut.
     stopping = asyncio.Event()
+    stopped_at: list[float] = []  # when it began to stop, on the loop's clock
 
     async def on_shutdown(app: web.Application) -> None:
+        stopped_at.append(asyncio.get_running_loop().time())
         stopping.set()
 
     async def on_cleanup(app: web.Application) -> None:
@@ -157,8 +178,11 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
         stream_observer: StreamObserver | None = None
         buffered: list[bytes] = []
         size = 0
+        clock = asyncio.get_running_loop().time
+        heard = clock()  # the last upstream byte; until one comes, when the request was sent
         try:
             async with app["session"].request(request.method, base + request.path_qs, headers=headers, data=body or None, allow_redirects=False) as up:
+                heard = clock()
                 status = up.status
                 response = web.StreamResponse(status=up.status, reason=up.reason, headers=_forward_headers(up.headers, _DROP_RESPONSE))
                 await response.prepare(request)
@@ -166,6 +190,7 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
                     stream_observer = StreamObserver(summary.format)
                 client_gone = False
                 async for chunk in up.content.iter_any():
+                    heard = clock()
                     # A client that hangs up does not stop the provider's billing: keep reading
                     # the upstream to its terminal usage, just stop writing.
                     if not client_gone:
@@ -210,7 +235,11 @@ def build_app(upstream: str, recorder: Recorder, *, silence_s: float = DEFAULT_S
                 if stream_observer is not None:
                     partial = stream_observer.finish()
                     observation = dataclasses.replace(partial, clean_end=False)
-                recorder.writer.write(model_record(seq, summary, recorder.schema_tokens(summary), status, observation, failed))
+                # The wait is measured to when the proxy began to stop (the attempt's end), not
+                # to the end of the shutdown grace that follows.
+                ended = min([clock(), *stopped_at])
+                waited = Waited(max(0.0, ended - heard), silence_s)
+                recorder.writer.write(model_record(seq, summary, recorder.schema_tokens(summary), status, observation, failed, waited))
             else:
                 recorder.writer.write({"kind": "other", "seq": seq, "method": request.method, "status": status, "upstream_error": failed})
 

@@ -42,20 +42,43 @@ class UsageObservation:
         return self.terminal and self.clean_end and self.response_id is not None and None not in counters
 
 
-# What a provider's error event says, reduced to the words the fault classes need.
-ERROR_EVENTS = ("overloaded", "rate_limited", "server_error", "other")
+# What a provider's error says, reduced to the words the fault classes need: an error
+# event inside a 200 stream, a 200 whose JSON body is an error and no answer, or the
+# body of an HTTP error response (where only ``billing`` changes whose fault it is).
+ERROR_EVENTS = ("overloaded", "rate_limited", "server_error", "billing", "other")
+# How providers word a refusal for money, not for the request: Anthropic's "Your credit
+# balance is too low" (a 400 invalid_request_error), OpenAI's insufficient_quota (a 429),
+# OpenRouter's "Insufficient credits" (402), DeepSeek's "Insufficient Balance" (402).
+_BILLING_WORDS = ("credit balance", "insufficient credit", "insufficient_quota", "insufficient balance", "insufficient funds", "payment required", "billing_error", "exceeded your current quota")
 
 
 def _error_event(error: Any) -> str:
     fields = ("type", "code", "status") if isinstance(error, dict) else ()
     text = " ".join(str(error.get(f)) for f in fields).lower()  # Gemini: {"code": 429, "status": "RESOURCE_EXHAUSTED"}
-    if "overloaded" in text or "unavailable" in text:
+    message = str(error.get("message")).lower() if isinstance(error, dict) else ""
+    # OpenRouter puts the upstream's HTTP status in a numeric code: {"code": 502, "message": "Provider returned error"}.
+    code = error.get("code") if isinstance(error, dict) else None
+    code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    if code == 402 or any(w in text or w in message for w in _BILLING_WORDS):
+        return "billing"
+    if "overloaded" in text or "unavailable" in text or code == 529:
         return "overloaded"
-    if "rate_limit" in text or "resource_exhausted" in text:
+    if "rate_limit" in text or "resource_exhausted" in text or code == 429:
         return "rate_limited"
-    if "server_error" in text or "api_error" in text or "internal" in text:
+    if "server_error" in text or "api_error" in text or "internal" in text or (code is not None and (code == 408 or 500 <= code <= 599)):
         return "server_error"
     return "other"
+
+
+def _body_error(data: dict[str, Any]) -> str | None:
+    """The error a JSON body carries instead of an answer (Anthropic's ``{"type": "error"}``,
+    the OpenAI and Gemini ``{"error": {...}}``), as one of ERROR_EVENTS; None for an answer."""
+    if any(data.get(k) for k in ("choices", "content", "output", "candidates")):
+        return None  # some answer came: an error beside it is not what the body is
+    error = data.get("error")
+    if isinstance(error, dict) or (data.get("type") == "error" and error is not None):
+        return _error_event(error)
+    return None
 
 
 def _count(value: Any) -> int | None:
@@ -144,7 +167,9 @@ def observe_json(fmt: WireFormat, body: bytes) -> UsageObservation:
     id_key, usage_key = ("responseId", "usageMetadata") if fmt == "gemini" else ("id", "usage")
     response_id = data.get(id_key) if isinstance(data.get(id_key), str) else None
     fields = _usage_fields(fmt, data.get(usage_key))
-    return UsageObservation(response_id, **(fields or _NO_USAGE), terminal=fields is not None, clean_end=True)
+    error = _body_error(data)
+    # An error body is whole JSON, but no complete response: like a stream's error event.
+    return UsageObservation(response_id, **(fields or _NO_USAGE), terminal=fields is not None, clean_end=error is None, error_event=error)
 
 
 @dataclass

@@ -26,6 +26,14 @@ _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"
 # Injected HTTP faults: (status, the error type the providers' own bodies carry).
 # None: the wire's own server-error type.
 _HTTP_FAULTS = {"http-429": (429, "rate_limit_error"), "http-500": (500, None), "http-529": (529, "overloaded_error")}
+# The operator's to fix, in the words real providers use: (status, error type, message).
+_OPERATOR_FAULTS = {
+    "http-402": (402, "billing_error", "Insufficient credits. Add more using https://example.invalid/credits"),
+    "credit-400": (400, "invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."),
+    "model-404": (404, "not_found_error", "model: {model}"),
+}
+# OpenRouter's answer when its upstream failed: a 200 whose body is only an error.
+_ERROR_200 = {"error": {"code": 502, "message": "Provider returned error"}}
 _MODELS = ("replay", "claude-replay", "gpt-replay")
 
 
@@ -73,6 +81,17 @@ async def _generate(wire: ModuleType, request: web.Request) -> web.StreamRespons
         # A short retry-after, as providers send with these, keeps a retrying client quick.
         body = wire.error(f"injected fault {fault} on request {number}", *((kind,) if kind else ()))
         return web.json_response(body, status=status, headers={"retry-after": "1"})
+    if fault in _OPERATOR_FAULTS:
+        status, kind, message = _OPERATOR_FAULTS[fault]
+        return web.json_response(wire.error(message.format(model=body.get("model")), kind), status=status)
+    if fault == "error-200":
+        if body.get("stream") is True:
+            response = web.StreamResponse(headers=_SSE_HEADERS)
+            await response.prepare(request)
+            await response.write(b"data: " + json.dumps(_ERROR_200).encode() + b"\n\n")
+            await response.write_eof()
+            return response
+        return web.json_response(_ERROR_200)
     if fault == "hang":
         # Never answered: the connection is dropped only when the server shuts down.
         await request.app[_CLOSING].wait()

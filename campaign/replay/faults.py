@@ -7,7 +7,12 @@ probes like ``HEAD /``. The kinds are what real providers do:
 * ``http-429`` rate limited, ``http-529`` overloaded (Anthropic's code),
   ``http-500`` a server error: an error body in the request's wire format;
 * ``cut-stream``: the response starts, then the connection drops;
-* ``hang``: the request is read and never answered.
+* ``hang``: the request is read and never answered;
+* the operator's to fix: ``http-402`` payment required, ``credit-400``
+  Anthropic's "credit balance is too low" 400, ``model-404`` the model is not
+  found;
+* ``error-200``: a 200 whose body is an error and no answer (OpenRouter's
+  ``{"error": {"code": 502, ...}}``, or that one event in a stream).
 """
 
 from __future__ import annotations
@@ -18,8 +23,8 @@ from typing import Literal
 
 from campaign.errors import UsageProblem
 
-FaultKind = Literal["http-429", "http-500", "http-529", "cut-stream", "hang"]
-KINDS: tuple[FaultKind, ...] = ("http-429", "http-500", "http-529", "cut-stream", "hang")
+FaultKind = Literal["http-429", "http-500", "http-529", "cut-stream", "hang", "http-402", "credit-400", "model-404", "error-200"]
+KINDS: tuple[FaultKind, ...] = ("http-429", "http-500", "http-529", "cut-stream", "hang", "http-402", "credit-400", "model-404", "error-200")
 EVERY = "*"
 _OPTION = "--fault"
 
