@@ -1,19 +1,25 @@
 """Spend: per-trial completeness and the gates that stop paid calls.
 
 Local accounting cannot stop an in-flight request from overshooting; the
-operator's external hard cap remains mandatory. These gates only decide whether
-the *next* attempt may start.
+operator's external hard cap remains mandatory. The gates decide whether the
+*next* attempt may start; ``overrun`` decides whether a running attempt must be
+stopped because the spend its wire has seen is past its ceiling.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 
 from campaign.agents.record import AgentRecord, nothing_billed, turn_usage_matched
 from campaign.store.limits import SpendLimits
 from campaign.store.money import to_decimal
 
-__all__ = ["budget_allows_next", "exceeded_ceiling", "spend_complete", "wire_cost"]
+__all__ = ["ATTEMPT_EXCEEDED_CEILING", "Overrun", "budget_allows_next", "exceeded_ceiling", "overrun", "spend_complete", "stopped_line", "wire_cost"]
+
+# The stop reason of a lane whose attempt spent past its ceiling, and the failure class
+# of an attempt stopped for it while running (both in campaign.vocabulary).
+ATTEMPT_EXCEEDED_CEILING = "attempt_exceeded_ceiling"
 
 
 def spend_complete(record: AgentRecord, *, flush_complete: bool | None, profiling: bool, wire_costed: bool = False) -> bool:
@@ -52,3 +58,31 @@ def budget_allows_next(measured_spend_usd: Decimal, limits: SpendLimits) -> bool
 
 def exceeded_ceiling(cost_usd: float | Decimal | None, limits: SpendLimits) -> bool:
     return cost_usd is not None and to_decimal(cost_usd) > limits.per_attempt_ceiling_usd
+
+
+@dataclass(frozen=True)
+class Overrun:
+    """A running attempt's spend, as its wire has seen it so far, past its ceiling."""
+
+    spent_usd: Decimal
+    ceiling_usd: Decimal
+
+    def line(self) -> str:
+        return stopped_line(self.spent_usd, self.ceiling_usd)
+
+
+def stopped_line(spent_usd: Decimal | None, ceiling_usd: Decimal) -> str:
+    """The operator's line for an attempt stopped at its ceiling (its spend unknown: ``?``)."""
+    spent = "?" if spent_usd is None else format(round(spent_usd, 6).normalize(), "f")
+    return f"the attempt was stopped at ${spent} spent, over its ${format(ceiling_usd.normalize(), 'f')} ceiling"
+
+
+def overrun(spent_usd: float | Decimal | None, ceiling_usd: Decimal | None) -> Overrun | None:
+    """Whether a running attempt must be stopped: the spend seen so far is past its ceiling
+    (as ``exceeded_ceiling`` judges a finished one: equal is within). Unknown spend (None)
+    stops nothing here, and is never read as 0: the gates after the attempt count it
+    unknown. No ceiling (a lane without spend limits): nothing to stop for."""
+    if spent_usd is None or ceiling_usd is None:
+        return None
+    spent = to_decimal(spent_usd)
+    return Overrun(spent, ceiling_usd) if spent > ceiling_usd else None

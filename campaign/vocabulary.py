@@ -157,6 +157,7 @@ FAILURE_CLASSES = (
     # runner's lease was halted or taken by another.
     "worker_lost",
     "lease_lost",
+    "attempt_exceeded_ceiling",  # stopped while running: the wire saw it spend past its ceiling (outcome interrupted)
     *PROVIDER_FAULTS,
 )
 

@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from pathlib import Path
 
 from sqlalchemy import Engine
@@ -29,7 +30,7 @@ from campaign.agents.adapters import get_adapter
 from campaign.agents.applied import confirmed_profiles
 from campaign.agents.record import AgentRecord, unknown_record
 from campaign.errors import Interrupted
-from campaign.lanes import bundles
+from campaign.lanes import bundles, spend_watch
 from campaign.lanes import wire as lanes_wire
 from campaign.lanes.attempt_plan import AttemptOutcome, AttemptPlan, Verdict, attempt_status, config_text_digest
 from campaign.lanes.harbor import APP, HarborPaths
@@ -39,6 +40,7 @@ from campaign.lanes.verdict import classify, counter_fields, priced, profile_gat
 from campaign.profiler import summary as wire_summary
 from campaign.profiler.capture import Capture
 from campaign.providers import REPLAY
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING, Overrun
 from campaign.store import repository
 from campaign.store.models import Trial
 from campaign.supervise import Supervisor, TeardownVerdict, critical
@@ -91,6 +93,8 @@ class Observed:
     wire: lanes_wire.WireSession | None = None
     # The client was stopped early: the wire showed it retrying into a failing provider.
     gave_out: str | None = None
+    # The client was stopped early: the wire showed it spending past its ceiling.
+    overrun: Overrun | None = None
     output_ok: bool = True
     workspace_ok: bool = True
     # The verifier could not be started (what the supervisor said): the machine's fault.
@@ -108,6 +112,8 @@ class _AttemptRun:
     plan: AttemptPlan
     deadline: float
     timer: Callable[[], float]
+    # The most this attempt may spend (the lane's spend limits), watched while the client runs.
+    ceiling: Decimal | None = None
     state: Observed = field(default_factory=Observed)
     attempt_id: int | None = None
     root: isolation.PrivateRoot | None = None
@@ -124,13 +130,16 @@ def run_attempt(
     clock: Callable = repository.utcnow,
     timer: Callable[[], float] = time.monotonic,
     runtime_deadline: float | None = None,
+    spend_ceiling_usd: Decimal | None = None,
 ) -> AttemptOutcome:
     """Run one admitted trial. Raises Interrupted only after the row is persisted; any
-    other failure is recorded as an engine_error, whose stop reason ends the lane."""
+    other failure is recorded as an engine_error, whose stop reason ends the lane.
+    With ``spend_ceiling_usd`` (a lane with spend limits) the client is stopped once the
+    spend its wire has seen passes it (``spend_watch``)."""
     deadline = timer() + plan.timeout_s
     if runtime_deadline is not None:
         deadline = min(deadline, runtime_deadline)
-    run = _AttemptRun(engine, trial, plan, deadline, timer)
+    run = _AttemptRun(engine, trial, plan, deadline, timer, spend_ceiling_usd)
     stopped_by: BaseException | None = None
     testhooks.reached("admitted")
     try:
@@ -220,13 +229,16 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     except NotOurs as exc:  # the runtime, agent code too, took the name first
         _tampered(sup, state, f"client capture {exc.reason}")
         return
-    watch = lanes_wire.FaultWatch(state.wire, timer) if state.wire is not None else None
+    watch = spend_watch.watch(state.wire, plan, run.ceiling, timer) if state.wire is not None else None
     with client_io as io:
         timeout = within(deadline - timer(), plan.task.agent_timeout_sec)
         result = sup.run("client", argv, timeout=timeout, cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err, stop_when=watch, root_map=client_map)
     if result.stopped and watch is not None:
-        state.gave_out = watch.fault
-        sup.log(f"the client kept retrying into a failing provider ({watch.fault}); stopped it")
+        state.gave_out, state.overrun = watch.fault, watch.overrun
+        if watch.fault is not None:
+            sup.log(f"the client kept retrying into a failing provider ({watch.fault}); stopped it")
+        if watch.overrun is not None:
+            sup.log(f"{watch.overrun.line()} (as the wire saw it while the client ran)")
     state.client_timed_out = result.timed_out
     state.wall = result.wall_seconds
     record = _client_record(plan, held, sup, state, result.exit_code)
@@ -387,6 +399,10 @@ def _finish(run: _AttemptRun, attempt_id: int, stopped_by: BaseException | None)
         # A missing interpreter or tool is the machine's, never the agent's failure.
         outcome, failure_class, verified_pass = "engine_error", "verifier_error", None
         error = f"the verifier could not start: {state.verifier_error}"
+    elif state.overrun is not None:
+        # The operator's budget ended it, not the agent: no verdict, and like an interrupted
+        # attempt its trial may run again (under a raised ceiling); no provider fault either.
+        outcome, failure_class, verified_pass = "interrupted", ATTEMPT_EXCEEDED_CEILING, None
     elif fault is not None:
         # The provider ended it (DESIGN.md §9): no verdict, whatever the verifier said.
         outcome, failure_class, verified_pass = "provider_error", fault, None

@@ -25,7 +25,7 @@ from typing import TextIO
 
 from campaign import testhooks
 from campaign.errors import Interrupted, RerunWith, UsageProblem
-from campaign.lanes import holders, options as opt, parallel, worker
+from campaign.lanes import holders, options as opt, parallel, spend_watch, worker
 from campaign.lanes.breaker import Breaker
 from campaign.lanes.campaign_inputs import CampaignInputs, experiment, mismatched_fields, schedule_for, stored_experiment, stored_experiment_of, validate
 from campaign.lanes.campaign_outputs import CampaignResult, build_result, close_run, open_progress, write_reports
@@ -178,6 +178,8 @@ def _drive(engine: Engine, campaign_id: int, inputs: CampaignInputs, schedule: S
                         if progress:
                             r = done.result
                             progress.update(worker.attempt_event(trial, r.outcome, r.failure_class, r.record.cost_usd, r.spend_complete, r.equivalent_spend_usd))
+                            if line := spend_watch.ceiling_line(trial, r, caps):
+                                progress.message(line)
                     if done.exhausted and progress:
                         progress.update(TrialsNotAttempted(trial.provider, 1, "fault_attempts_exhausted"))
                     stop_reason = done.campaign_stop or done.lost

@@ -25,7 +25,8 @@ from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.lanes.options import CodingOptions
 from campaign.lanes.paired_plan import compute_experiment, schedule_for, validate
 from campaign.plan import read_json_object
-from campaign.spend import budget_allows_next, exceeded_ceiling
+from campaign.lanes.spend_watch import ceiling_line
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING, budget_allows_next, exceeded_ceiling
 from campaign.store import repository
 from campaign.store.engine import describe
 from campaign.store.migrate import open_store
@@ -68,8 +69,9 @@ def after_attempt(result: AttemptOutcome, approval: Approval) -> str | None:
     """Stops that an attempt's own outcome triggers for every later trial."""
     if result.stop_reason is not None:
         return result.stop_reason
-    if exceeded_ceiling(result.record.cost_usd, approval.limits):
-        return "attempt_exceeded_ceiling"
+    # Stopped at its ceiling while running: exceeded, even when its last request's spend is unknown.
+    if result.failure_class == ATTEMPT_EXCEEDED_CEILING or exceeded_ceiling(result.record.cost_usd, approval.limits):
+        return ATTEMPT_EXCEEDED_CEILING
     if not result.spend_complete:
         return "spend_incomplete"
     return None
@@ -167,13 +169,15 @@ def run(
                         expected_catalogs=experiment.wire_catalogs,
                         provider=inputs.provider,
                     )
-                    result = run_attempt(engine, trial, attempt, timer=timer, runtime_deadline=deadline)
+                    result = run_attempt(engine, trial, attempt, timer=timer, runtime_deadline=deadline, spend_ceiling_usd=approval.limits.per_attempt_ceiling_usd)
                     attempted += 1
                     ran = True
                     passed += result.outcome == "passed"
                     engine_error = result.error or engine_error
                     halted = breaker.record(provider, result.outcome, result.provider_faults)
                     stop_reason = after_attempt(result, approval) or ("provider_unavailable" if halted else None)
+                    if line := ceiling_line(trial, result, approval.limits):
+                        progress(line)
                     progress(
                         f"[{trial.position + 1}/{len(schedule)}] {trial.trial_id}: {result.outcome}"
                         f"{'' if result.failure_class in (None, result.outcome) else ' (' + result.failure_class + ')'}"

@@ -32,6 +32,7 @@ from campaign.profiler import faults, tokenizer
 from campaign.profiler.capture import CAPTURE_NAME, Capture, read_capture
 from campaign.profiler.wire import DEFAULT_SILENCE_S
 from campaign.providers import REPLAY, Provider
+from campaign.spend import Overrun
 from campaign.supervise import pinned
 from campaign.supervise import Supervisor
 
@@ -142,20 +143,30 @@ def start(sup: Supervisor, held: PinnedRoot, route: WireRoute, task: Task, *, ru
 class FaultWatch:
     """Asked by the supervisor while the client runs: has the client been retrying into a
     failing provider (``faults.gave_out``)? Then waiting out its deadline proves nothing,
-    and the attempt is stopped as the provider's fault. The capture is read through the
-    pinned directory, at most every ``every`` seconds; once true, the answer stays true."""
+    and the attempt is stopped as the provider's fault. With ``spend`` (a lane with spend
+    limits, ``spend_watch``), also: has the spend the wire saw so far passed the attempt's
+    ceiling? Then it is stopped for the operator's budget (``overrun``). The capture is
+    read through the pinned directory, at most every ``every`` seconds; once true, the
+    answer stays true, and a fault seen in the same read is the one recorded."""
 
-    def __init__(self, session: WireSession, timer: Callable[[], float], every: float = 1.0) -> None:
-        self.session, self.timer, self.every = session, timer, every
+    def __init__(self, session: WireSession, timer: Callable[[], float], every: float = 1.0, *, spend: Callable[[Capture], Overrun | None] | None = None) -> None:
+        self.session, self.timer, self.every, self.spend = session, timer, every, spend
         self.fault: str | None = None
+        self.overrun: Overrun | None = None
         self._last = float("-inf")
 
     def __call__(self) -> bool:
-        if self.fault is None and self.timer() - self._last >= self.every:
+        if not self.tripped and self.timer() - self._last >= self.every:
             self._last = self.timer()
             capture = read_capture(Path(CAPTURE_NAME), dir_fd=self.session.dir_fd)
             self.fault = faults.gave_out(capture.model_requests)
-        return self.fault is not None
+            if self.fault is None and self.spend is not None:
+                self.overrun = self.spend(capture)
+        return self.tripped
+
+    @property
+    def tripped(self) -> bool:
+        return self.fault is not None or self.overrun is not None
 
 
 def collect(session: WireSession, grace: float = STOP_GRACE_S) -> Capture:

@@ -24,6 +24,7 @@ from campaign.lanes import holders
 from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.progress import AttemptFinished
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.store import leases, repository
 from campaign.store.limits import SpendLimits
 from campaign.store.models import Trial
@@ -101,17 +102,18 @@ def step(
         return Step(provider_stop=why)
     if why is not None:
         return Step(lost=why)
-    result = run_attempt(engine, trial, plan_for(inputs, trial), timer=timer)
+    result = run_attempt(engine, trial, plan_for(inputs, trial), timer=timer, spend_ceiling_usd=caps.per_attempt_ceiling_usd if caps else None)
     halt = breaker.record(trial.provider, result.outcome, result.provider_faults)
     if halt is not None:
         leases.halt_unavailable(engine, trial.campaign_id, trial.provider, halt.why)
     provider_stop = None
     if caps is not None and result.stop_reason is None:
         spent = repository.counted_spend(result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd)
-        if spent is None:
+        # Stopped at its ceiling while running: exceeded, even when its last request's spend is unknown.
+        if result.failure_class == ATTEMPT_EXCEEDED_CEILING or (spent is not None and spent > caps.per_attempt_ceiling_usd):
+            provider_stop = ATTEMPT_EXCEEDED_CEILING
+        elif spent is None:
             provider_stop = "spend_incomplete"
-        elif spent > caps.per_attempt_ceiling_usd:
-            provider_stop = "attempt_exceeded_ceiling"
     return Step(result=result, provider_stop=provider_stop, campaign_stop=result.stop_reason, halted=halt)
 
 

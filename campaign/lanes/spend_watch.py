@@ -1,0 +1,69 @@
+"""An attempt's spend while its client runs: stop it once the wire has seen it pass its ceiling.
+
+The lanes' gates decide before an attempt whether it may start (its ceiling must
+fit the caps); without this watch nothing bounded what one attempt spent once it
+ran, and a client looping on paid calls spent hundreds of times its ceiling
+before the gate after it noticed. While the client runs, the attempt's
+``FaultWatch`` reads the recording proxy's capture; given a ceiling, it also
+prices what the capture shows so far as the attempt's row will price it
+(``verdict.priced``'s list-price equivalent: the wire's usage at the providers
+catalog's prices) and stops the client once that is past the ceiling. The
+attempt is then ``interrupted`` with the failure class ``attempt_exceeded_ceiling``
+(the operator's budget stopped it, not the agent: no verdict, no provider fault),
+and ``ceiling_line`` tells the operator what it spent.
+
+The ceiling is the whole limit here: an attempt is admitted only while its
+spend so far plus a whole ceiling fits every cap (``budget_allows_next``,
+``leases.admit``, which reserves it against racing workers), so the caps'
+headroom is never below the ceiling while it runs.
+
+What the watch cannot do: a request in flight when the ceiling is passed is
+paid, and so is whatever the client sends before the next read (a supervisor
+sweep, ``EVERY_S``). The operator's external hard cap remains mandatory.
+Unknown spend (a price missing, no usage seen yet) stops nothing and is never
+read as 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from campaign.agents.record import unknown_record
+from campaign.lanes.attempt_plan import AttemptOutcome, AttemptPlan
+from campaign.lanes.verdict import priced
+from campaign.lanes.wire import FaultWatch, WireSession
+from campaign.profiler import summary as wire_summary
+from campaign.profiler.capture import Capture
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING, overrun, stopped_line
+from campaign.store import repository
+from campaign.store.limits import SpendLimits
+from campaign.store.models import Trial
+
+# How often the capture is read when a ceiling is watched: every supervisor sweep, since
+# each second a looping client may pay for several requests.
+EVERY_S = 0.25
+
+
+def wire_spend(capture: Capture, plan: AttemptPlan) -> float | None:
+    """What the wire has seen the attempt spend so far, priced as its row will be (the
+    list-price equivalent of the wire's counters); None while that is unknown."""
+    record = wire_summary.merge(unknown_record(None), wire_summary.summarize(capture))
+    return priced(record, plan, capture.flush_complete)[2]
+
+
+def watch(session: WireSession, plan: AttemptPlan, ceiling_usd: Decimal | None, timer: Callable[[], float]) -> FaultWatch:
+    """The client's watch: provider faults always; the spend past ``ceiling_usd`` when the
+    lane has spend limits and the attempt a provider with prices."""
+    if ceiling_usd is None or plan.provider is None:
+        return FaultWatch(session, timer)
+    return FaultWatch(session, timer, EVERY_S, spend=lambda capture: overrun(wire_spend(capture, plan), ceiling_usd))
+
+
+def ceiling_line(trial: Trial, result: AttemptOutcome, limits: SpendLimits | None) -> str | None:
+    """For the operator, when its ceiling stopped the attempt: what it spent in the end, as
+    the caps count it, over which ceiling."""
+    if limits is None or result.failure_class != ATTEMPT_EXCEEDED_CEILING:
+        return None
+    spent = repository.counted_spend(result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd)
+    return f"{trial.provider} {trial.trial_id}: {stopped_line(spent, limits.per_attempt_ceiling_usd)}"
