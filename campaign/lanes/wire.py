@@ -146,18 +146,29 @@ class FaultWatch:
     and the attempt is stopped as the provider's fault. With ``spend`` (a lane with spend
     limits, ``spend_watch``), also: has the spend the wire saw so far passed the attempt's
     ceiling? Then it is stopped for the operator's budget (``overrun``). The capture is
-    read through the pinned directory, at most every ``every`` seconds; once true, the
-    answer stays true, and a fault seen in the same read is the one recorded."""
+    read through the pinned directory, at most every ``every`` seconds, and only when it
+    grew or changed since the last read (the proxy appends a line per request: between
+    them, a read would parse the same lines again); once true, the answer stays true, and
+    a fault seen in the same read is the one recorded."""
 
     def __init__(self, session: WireSession, timer: Callable[[], float], every: float = 1.0, *, spend: Callable[[Capture], Overrun | None] | None = None) -> None:
         self.session, self.timer, self.every, self.spend = session, timer, every, spend
         self.fault: str | None = None
         self.overrun: Overrun | None = None
         self._last = float("-inf")
+        self._read: tuple[int, int, int] | None = None  # the capture's (inode, size, mtime) when last read
 
     def __call__(self) -> bool:
         if not self.tripped and self.timer() - self._last >= self.every:
             self._last = self.timer()
+            try:
+                st = os.stat(CAPTURE_NAME, dir_fd=self.session.dir_fd, follow_symlinks=False)
+                seen: tuple[int, int, int] | None = (st.st_ino, st.st_size, st.st_mtime_ns)
+            except OSError:
+                seen = None
+            if seen is not None and seen == self._read:
+                return self.tripped
+            self._read = seen
             capture = read_capture(Path(CAPTURE_NAME), dir_fd=self.session.dir_fd)
             self.fault = faults.gave_out(capture.model_requests)
             if self.fault is None and self.spend is not None:
