@@ -66,23 +66,27 @@ class Overrun:
 
     spent_usd: Decimal
     ceiling_usd: Decimal
+    # The spend is a lower bound: some counts the wire carried were unknown.
+    at_least: bool = False
 
     def line(self) -> str:
-        return stopped_line(self.spent_usd, self.ceiling_usd)
+        return stopped_line(self.spent_usd, self.ceiling_usd, partial=self.at_least)
 
 
-def stopped_line(spent_usd: Decimal | None, ceiling_usd: Decimal) -> str:
-    """The operator's line for an attempt stopped at its ceiling (its spend unknown: ``?``)."""
-    spent = "?" if spent_usd is None else format(round(spent_usd, 6).normalize(), "f")
+def stopped_line(spent_usd: Decimal | None, ceiling_usd: Decimal, *, partial: bool = False) -> str:
+    """The operator's line for an attempt stopped at its ceiling (its spend unknown: ``?``;
+    ``partial``: what is known of it, ``$12.00+?``)."""
+    spent = "?" if spent_usd is None else format(round(spent_usd, 6).normalize(), "f") + ("+?" if partial else "")
     return f"the attempt was stopped at ${spent} spent, over its ${format(ceiling_usd.normalize(), 'f')} ceiling"
 
 
-def overrun(spent_usd: float | Decimal | None, ceiling_usd: Decimal | None) -> Overrun | None:
-    """Whether a running attempt must be stopped: the spend seen so far is past its ceiling
-    (as ``exceeded_ceiling`` judges a finished one: equal is within). Unknown spend (None)
-    stops nothing here, and is never read as 0: the gates after the attempt count it
-    unknown. No ceiling (a lane without spend limits): nothing to stop for."""
+def overrun(spent_usd: float | Decimal | None, ceiling_usd: Decimal | None, *, at_least: bool = False) -> Overrun | None:
+    """Whether a running attempt must be stopped: the spend seen so far (or, ``at_least``,
+    a lower bound on it) is past its ceiling (as ``exceeded_ceiling`` judges a finished
+    one: equal is within). Unknown spend (None) stops nothing here, and is never read as
+    0: the gates after the attempt count it unknown. No ceiling (a lane without spend
+    limits): nothing to stop for."""
     if spent_usd is None or ceiling_usd is None:
         return None
     spent = to_decimal(spent_usd)
-    return Overrun(spent, ceiling_usd) if spent > ceiling_usd else None
+    return Overrun(spent, ceiling_usd, at_least) if spent > ceiling_usd else None

@@ -37,11 +37,16 @@ def healthy(seq: int) -> dict:
         # The defaults: two requests given up on at the bound, the third retry in flight at the deadline.
         ([healthy(1), line(2, None, upstream_error="silent"), line(3, None, upstream_error="silent"), waiting(4, 60)], "upstream_silent"),
         # Any fault before the hang: the client was retrying into a failing provider.
-        ([healthy(1), line(2, 529), waiting(3, 5)], "upstream_silent"),
+        ([healthy(1), line(2, 529), waiting(3, 30)], "upstream_silent"),
+        # ... but a retry the deadline caught a few seconds in proves no hang: the agent's time.
+        ([healthy(1), line(2, 429), waiting(3, 3)], None),
+        ([healthy(1), line(2, None, upstream_error="cut"), waiting(3, 1)], None),
         # The client gave up on a hung request by its own timeout and retried; both still waiting.
         ([healthy(1), waiting(2, 200), waiting(3, 20)], "upstream_silent"),
         # No model request ever got a byte: the agent never heard from its model.
         ([waiting(1, 12, silence_s=60)], "upstream_silent"),
+        # ... unless a short --timeout cut its first answer a few seconds in.
+        ([waiting(1, 20)], None),
         # Half the bound, after healthy turns, on nothing: a hang, not a slow answer.
         ([healthy(1), healthy(2), waiting(3, 150)], "upstream_silent"),
         # Half the bound without a byte inside a stream that had begun: a stalled stream.
@@ -106,7 +111,7 @@ def test_the_proxy_records_how_long_the_upstream_left_a_request_without_a_byte(u
 
 
 def test_an_attempt_that_never_heard_from_its_model_ended_on_the_provider(upstream, proxy_for):  # noqa: F811
-    proxy = proxy_for(upstream.url, "--silence-s", "60")
+    proxy = proxy_for(upstream.url, "--silence-s", "5")  # the client's second of waiting is a fifth of it
     _given_up(proxy, "hang")
     assert proxy.stop() == 0
     summary = summarize(read_capture(proxy.capture))

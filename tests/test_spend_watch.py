@@ -91,7 +91,10 @@ def test_the_campaign_line_for_the_operator():
     trial = SimpleNamespace(provider="looping", trial_id="looping/t/r1/coding")
     caps = SpendLimits(None, Decimal("10"), provider_max_spend_usd=Decimal("20"))
     line = spend_watch.ceiling_line(trial, _outcome("attempt_exceeded_ceiling", None, equivalent=12.0012), caps)
-    assert line == "looping looping/t/r1/coding: the attempt was stopped at $12.0012 spent, over its $10 ceiling"
+    # Its spend is incomplete (a request in flight at the stop was paid unseen): "+?".
+    assert line == "looping looping/t/r1/coding: the attempt was stopped at $12.0012+? spent, over its $10 ceiling"
+    complete = spend_watch.ceiling_line(trial, _outcome("attempt_exceeded_ceiling", 12.0012, complete=True), caps)
+    assert complete == "looping looping/t/r1/coding: the attempt was stopped at $12.0012 spent, over its $10 ceiling"
     assert spend_watch.ceiling_line(trial, _outcome("interrupted", None), caps) is None
     assert spend_watch.ceiling_line(trial, _outcome("attempt_exceeded_ceiling", None), None) is None
 
@@ -125,6 +128,23 @@ def test_the_spend_seen_so_far_is_priced_as_the_attempts_row_will_be():
     assert spend_watch.wire_spend(parse_capture(b""), plan) is None
     partial = {"uncached_input": INPUT_TOKENS, "cached_input": None, "cache_write": 0, "output": None}
     assert spend_watch.wire_spend(parse_capture(_model_line(1, usage=partial)), plan) is None
+
+
+def test_with_a_count_unknown_the_watch_stops_on_what_the_known_counts_cost():
+    """A provider that leaves out its cache-read count (or a Chat endpoint without
+    prompt_tokens_details) makes the row's spend unknown; what the wire did see is a
+    lower bound, and once that alone is past the ceiling the attempt is stopped."""
+    plan = _plan()
+    no_cache_read = {"uncached_input": INPUT_TOKENS, "cached_input": None, "cache_write": None, "output": OUTPUT_TOKENS}
+    capture = parse_capture(b"".join(_model_line(seq, usage=no_cache_read) for seq in (1, 2)))
+    assert spend_watch.wire_spend(capture, plan) is None  # the row's spend stays unknown
+    assert spend_watch.spent_at_least(capture, plan.provider.prices) == 2 * REQUEST_USD
+    assert spend_watch.overrun_of(capture, plan, Decimal("5")) == Overrun(2 * REQUEST_USD, Decimal("5"), at_least=True)
+    assert spend_watch.overrun_of(capture, plan, Decimal("7")) is None
+    assert Overrun(Decimal("6.0006"), Decimal("5"), at_least=True).line() == "the attempt was stopped at $6.0006+? spent, over its $5 ceiling"
+    # No count seen at all: nothing to stop for, and never read as 0.
+    assert spend_watch.spent_at_least(parse_capture(_model_line(1, usage={})), plan.provider.prices) is None
+    assert spend_watch.overrun_of(parse_capture(b""), plan, Decimal("0.01")) is None
 
 
 class _Clock:
@@ -196,6 +216,7 @@ class _Looping(BaseHTTPRequestHandler):
     served = 0
     lock = threading.Lock()
     THINK_S = 0.5
+    CACHE_READ = True
 
     def log_message(self, *args) -> None:
         pass
@@ -224,6 +245,8 @@ class _Looping(BaseHTTPRequestHandler):
         with self.lock:
             n = type(self).served = type(self).served + 1
         usage = {"input_tokens": INPUT_TOKENS, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": OUTPUT_TOKENS}
+        if not self.CACHE_READ:  # as many Anthropic-compatible endpoints answer: the row's spend is unknown
+            usage = {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS}
         rid, tool = f"msg_loop_{n}", {"command": "true", "description": "noop"}
         if not request.get("stream"):
             body = {"id": rid, "type": "message", "role": "assistant", "model": request.get("model"), "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "usage": usage}
@@ -241,7 +264,7 @@ class _Looping(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def looping():
-    _Looping.served = 0
+    _Looping.served, _Looping.CACHE_READ = 0, True
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Looping)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -259,7 +282,11 @@ def _write_catalog(path: Path, port: int) -> Path:
     return path
 
 
-def test_claude_code_looping_on_paid_calls_is_stopped_at_its_ceiling(tmp_path, tokenizer_cache, looping):
+@pytest.mark.parametrize("cache_read", [True, False], ids=["usage-complete", "cache-read-unknown"])
+def test_claude_code_looping_on_paid_calls_is_stopped_at_its_ceiling(tmp_path, tokenizer_cache, looping, cache_read):
+    """Also when the provider leaves out its cache-read count: the row's spend is then
+    unknown, and the watch stops on what the known counts cost (a lower bound)."""
+    _Looping.CACHE_READ = cache_read
     env = env_with_clients(tokenizer_cache)
     require("claude-code", env)
     runner_tmp = tmp_path / "runner-tmp"
@@ -273,6 +300,9 @@ def test_claude_code_looping_on_paid_calls_is_stopped_at_its_ceiling(tmp_path, t
     assert done.returncode == 3, done.stdout + done.stderr
     (attempt,) = rows(out / "campaign.db", "SELECT * FROM attempts")
     assert (attempt["status"], attempt["outcome"], attempt["failure_class"], attempt["verified_pass"]) == ("interrupted", "interrupted", "attempt_exceeded_ceiling", None), attempt
+    if not cache_read:  # unknown stays unknown in the row; the wire's counts are kept
+        assert (attempt["cost_usd"], attempt["equivalent_spend_usd"], attempt["spend_complete"], attempt["cached_input_tokens"]) == (None, None, 0, None), attempt
+        attempt["equivalent_spend_usd"] = float(attempt["uncached_input_tokens"] // INPUT_TOKENS * REQUEST_USD)
     spent = Decimal(str(attempt["cost_usd"] if attempt["spend_complete"] else attempt["equivalent_spend_usd"]))
     # Past the ceiling (that is what stopped it), by at most a request or two in flight;
     # its counters are the wire's, never zeroed.
@@ -283,7 +313,8 @@ def test_claude_code_looping_on_paid_calls_is_stopped_at_its_ceiling(tmp_path, t
     assert _Looping.served <= int(ceiling / REQUEST_USD) + 3 and attempt["wall_seconds"] < timeout / 4, (_Looping.served, attempt)
     assert rows(out / "campaign.db", "SELECT state, stop_reason FROM campaigns") == [{"state": "stopped", "stop_reason": "attempt_exceeded_ceiling"}]
     assert [r["not_attempted_reason"] for r in rows(out / "campaign.db", "SELECT not_attempted_reason FROM trials")] == ["attempt_exceeded_ceiling"] * 2
-    assert f"the attempt was stopped at ${format(spent.normalize(), 'f')} spent, over its $10 ceiling" in done.stderr, done.stderr
+    shown = "?" if not cache_read else format(spent.normalize(), "f") + ("" if attempt["spend_complete"] else "+?")
+    assert f"the attempt was stopped at ${shown} spent, over its $10 ceiling" in done.stderr, done.stderr
     assert "not attempted: 2 attempt_exceeded_ceiling (stopped: attempt_exceeded_ceiling)" in done.stderr
 
 
@@ -301,5 +332,6 @@ def test_a_paired_live_attempt_is_stopped_at_its_approved_ceiling(tmp_path, toke
     assert (attempt["status"], attempt["outcome"], attempt["failure_class"], attempt["verified_pass"]) == ("interrupted", "interrupted", "attempt_exceeded_ceiling", None), attempt
     spent = Decimal(str(attempt["cost_usd"] if attempt["spend_complete"] else attempt["equivalent_spend_usd"]))
     assert ceiling < spent <= ceiling + 2 * REQUEST_USD, attempt
-    assert f"the attempt was stopped at ${format(spent.normalize(), 'f')} spent, over its $1 ceiling" in result.output
+    shown = format(spent.normalize(), "f") + ("" if attempt["spend_complete"] else "+?")
+    assert f"the attempt was stopped at ${shown} spent, over its $1 ceiling" in result.output
     assert rows(ws.db_path, "SELECT stop_reason FROM campaigns WHERE live = 1") == [{"stop_reason": "attempt_exceeded_ceiling"}]

@@ -17,11 +17,17 @@ spend so far plus a whole ceiling fits every cap (``budget_allows_next``,
 ``leases.admit``, which reserves it against racing workers), so the caps'
 headroom is never below the ceiling while it runs.
 
+When a counter is unknown (a provider that leaves out its cache-read count, a
+Chat Completions endpoint without ``prompt_tokens_details``), the row's
+equivalent is unknown too; the watch then prices what the wire did see
+(``spent_at_least``: every known count at its price, an unknown one left out),
+which can only be below the truth, and stops the client once even that is past
+the ceiling. That figure is the watch's alone: the row's spend stays unknown.
+
 What the watch cannot do: a request in flight when the ceiling is passed is
 paid, and so is whatever the client sends before the next read (a supervisor
 sweep, ``EVERY_S``). The operator's external hard cap remains mandatory.
-Unknown spend (a price missing, no usage seen yet) stops nothing and is never
-read as 0.
+Spend the wire did not see at all stops nothing and is never read as 0.
 """
 
 from __future__ import annotations
@@ -35,11 +41,15 @@ from campaign.lanes.verdict import priced
 from campaign.lanes.wire import FaultWatch, WireSession
 from campaign.profiler import summary as wire_summary
 from campaign.profiler.capture import Capture
-from campaign.spend import ATTEMPT_EXCEEDED_CEILING, overrun, stopped_line
+from campaign.providers import Prices
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING, Overrun, overrun, stopped_line
 from campaign.store import repository
 from campaign.store.limits import SpendLimits
+from campaign.store.money import to_decimal
 from campaign.store.models import Trial
 
+# A capture line's usage counts, named as the catalog's prices are.
+_PRICED = ("uncached_input", "cached_input", "cache_write", "output")
 # How often the capture is read when a ceiling is watched: every supervisor sweep, since
 # each second a looping client may pay for several requests.
 EVERY_S = 0.25
@@ -52,18 +62,42 @@ def wire_spend(capture: Capture, plan: AttemptPlan) -> float | None:
     return priced(record, plan, capture.flush_complete)[2]
 
 
+def spent_at_least(capture: Capture, prices: Prices) -> Decimal | None:
+    """A lower bound on what the wire has seen the attempt spend: each request's known
+    counts at their list prices, an unknown count left out (None: no count seen)."""
+    total, seen = Decimal(0), False
+    for record in capture.model_requests:
+        usage = record.get("usage")
+        for counter in _PRICED if isinstance(usage, dict) else ():
+            tokens = usage.get(counter)
+            if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
+                total += tokens * to_decimal(getattr(prices, counter))
+                seen = True
+    return total / 1_000_000 if seen else None
+
+
+def overrun_of(capture: Capture, plan: AttemptPlan, ceiling_usd: Decimal) -> Overrun | None:
+    """The attempt's spend so far past ``ceiling_usd``: priced as its row will be, or,
+    while that is unknown, at least what its known counts cost."""
+    exact = wire_spend(capture, plan)
+    if exact is not None or plan.provider is None:
+        return overrun(exact, ceiling_usd)
+    return overrun(spent_at_least(capture, plan.provider.prices), ceiling_usd, at_least=True)
+
+
 def watch(session: WireSession, plan: AttemptPlan, ceiling_usd: Decimal | None, timer: Callable[[], float]) -> FaultWatch:
     """The client's watch: provider faults always; the spend past ``ceiling_usd`` when the
     lane has spend limits and the attempt a provider with prices."""
     if ceiling_usd is None or plan.provider is None:
         return FaultWatch(session, timer)
-    return FaultWatch(session, timer, EVERY_S, spend=lambda capture: overrun(wire_spend(capture, plan), ceiling_usd))
+    return FaultWatch(session, timer, EVERY_S, spend=lambda capture: overrun_of(capture, plan, ceiling_usd))
 
 
 def ceiling_line(trial: Trial, result: AttemptOutcome, limits: SpendLimits | None) -> str | None:
     """For the operator, when its ceiling stopped the attempt: what it spent in the end, as
-    the caps count it, over which ceiling."""
+    the caps count it (``+?`` when its spend is incomplete: a request in flight at the stop
+    was paid unseen), over which ceiling."""
     if limits is None or result.failure_class != ATTEMPT_EXCEEDED_CEILING:
         return None
     spent = repository.counted_spend(result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd)
-    return f"{trial.provider} {trial.trial_id}: {stopped_line(spent, limits.per_attempt_ceiling_usd)}"
+    return f"{trial.provider} {trial.trial_id}: {stopped_line(spent, limits.per_attempt_ceiling_usd, partial=not result.spend_complete)}"

@@ -35,13 +35,15 @@ hang:
    ``HUNG_SHARE`` of the silence bound (``idle_s`` against ``silence_s``, both
    on the capture line): half the time a healthy provider is allowed, spent
    waiting on nothing; or
-2. it had received nothing at all (not even a status line), and since the last
-   response the provider completed without a fault the client had already met
-   a fault (a silent, cut or refused request, an HTTP 429/5xx) or left another
-   request waiting on nothing (it gave up on one by its own timeout and
-   retried): the last requests all failed, and the last of them hung; or
-3. it had received nothing at all, and no model request of the attempt ever got
-   a byte from the upstream: the agent never heard from its model.
+2. it had received nothing at all (not even a status line) for at least
+   ``HUNG_FLOOR_SHARE`` of the bound, and since the last response the provider
+   completed without a fault the client had already met a fault (a silent, cut
+   or refused request, an HTTP 429/5xx) or left another request waiting on
+   nothing (it gave up on one by its own timeout and retried): the last
+   requests all failed, and the last of them hung; or
+3. it had received nothing at all for at least ``HUNG_FLOOR_SHARE`` of the
+   bound, and no model request of the attempt ever got a byte from the
+   upstream: the agent never heard from its model.
 
 What stays the agent's: a request that was being answered (a stream flowing, a
 status line received) within the bound, and a slow answer awaited after healthy
@@ -67,6 +69,10 @@ FAULTS_IN_A_ROW = 3
 # The hang rule: a request in flight at the attempt's end that the upstream left without a
 # byte for this share of its silence bound was waiting on a hang, not on a slow answer.
 HUNG_SHARE = 0.5
+# ... and rules 2 and 3 (a wait on nothing after faults, or with nothing ever heard) need
+# at least this share of it (30 s of the default 300): a retry the deadline caught a few
+# seconds in, or a first answer a short --timeout cut, stays the agent's time.
+HUNG_FLOOR_SHARE = 0.1
 
 _EVENT_FAULTS = {"overloaded": "http_529", "rate_limited": "http_429", "server_error": "http_5xx"}
 _UPSTREAM_FAULTS = {"unreachable": "unreachable", "reset": "connection_reset", "silent": "upstream_silent", "cut": "stream_cut"}
@@ -163,6 +169,13 @@ def _waited_long(record: Mapping[str, Any]) -> bool:
     return idle is not None and bound is not None and bound > 0 and idle >= HUNG_SHARE * bound
 
 
+def _waited_at_all(record: Mapping[str, Any]) -> bool:
+    """It had waited ``HUNG_FLOOR_SHARE`` of the bound: a retry a few seconds old when the
+    deadline came proves no hang (a capture without ``idle_s`` cannot tell: as before)."""
+    idle, bound = _number(record.get("idle_s")), _number(record.get("silence_s"))
+    return idle is None or bound is None or idle >= HUNG_FLOOR_SHARE * bound
+
+
 def hung_at_end(records: Iterable[Mapping[str, Any]]) -> str | None:
     """``upstream_silent`` when a request still in flight at the attempt's end shows a hang
     (the hang rule of the module docstring), else None: the wait was the agent's time."""
@@ -173,7 +186,7 @@ def hung_at_end(records: Iterable[Mapping[str, Any]]) -> str | None:
     # The requests after the last response the provider completed without a fault.
     healthy = [i for i, r in enumerate(ordered) if r.get("upstream_error") is None and request_fault(r) is None]
     trail = ordered[healthy[-1] + 1 :] if healthy else ordered
-    hung = [r for r in trail if r.get("upstream_error") == "aborted" and _heard_nothing(r)]
+    hung = [r for r in trail if r.get("upstream_error") == "aborted" and _heard_nothing(r) and _waited_at_all(r)]
     if not hung:
         return None
     if not healthy and all(_heard_nothing(r) for r in ordered):
