@@ -23,6 +23,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,8 +109,8 @@ class Case:
     def out(self) -> Path:
         return self.tmp / "out"
 
-    def campaign(self, *extra: str) -> subprocess.CompletedProcess:
-        argv = [sys.executable, "-m", "campaign", "coding", "--campaign", "--providers", "flaky", "--providers-catalog", str(self.catalog),
+    def campaign(self, *extra: str, providers: str = "flaky") -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "campaign", "coding", "--campaign", "--providers", providers, "--providers-catalog", str(self.catalog),
                 "--tasks", TASK, "--repetitions", "1", "--live", "--output-dir", str(self.out), "--timeout", "300", *extra]
         return subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=900)
 
@@ -123,9 +125,9 @@ class Case:
         return [r["status"] for r in rows(self.out / "campaign.db", "SELECT status FROM trials ORDER BY position")]
 
 
-@pytest.fixture
-def case(request, tmp_path, tokenizer_cache):
-    agent = request.param
+@contextmanager
+def flaky_case(agent: str, tmp_path: Path, tokenizer_cache: Path) -> Iterator[Case]:
+    """``agent`` (skipped where not installed) and an upstream not yet started; stopped after."""
     env = env_with_clients(tokenizer_cache)
     require(agent, env)
     runner_tmp = tmp_path / "runner-tmp"
@@ -133,9 +135,16 @@ def case(request, tmp_path, tokenizer_cache):
     env = {**env, KEY: "test-key-not-a-credential", "TMPDIR": str(runner_tmp)}
     port = free_port()
     upstream = Upstream(port, tmp_path / "upstream.log")
-    made = Case(tmp_path, agent, env, write_catalog(tmp_path / "providers.toml", agent, port), upstream)
-    yield made
-    upstream.stop()
+    try:
+        yield Case(tmp_path, agent, env, write_catalog(tmp_path / "providers.toml", agent, port), upstream)
+    finally:
+        upstream.stop()
+
+
+@pytest.fixture
+def case(request, tmp_path, tokenizer_cache):
+    with flaky_case(request.param, tmp_path, tokenizer_cache) as made:
+        yield made
 
 
 def diagnostics(attempt: dict) -> dict:

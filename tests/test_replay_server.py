@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 
@@ -16,6 +17,7 @@ import pytest
 from campaign import benchmark
 from campaign.errors import UsageProblem
 from campaign.replay import build_app, running_in_thread, script_for
+from campaign.replay.faults import SLOW_S
 from campaign.replay.steps import usage_for_step
 
 TASK = benchmark.get_task("unit-table-regen")
@@ -348,7 +350,22 @@ def test_the_operators_faults_and_an_error_dressed_as_a_200():
             assert error == {"error": {"code": 502, "message": "Provider returned error"}}
 
 
-@pytest.mark.parametrize("spec", ["hang:0", "http-418:1", "hang:*,", "cut-stream"])
+def test_a_slow_request_gets_the_answer_it_would_have_got_a_second_late():
+    with running_in_thread(build_app(TASK.name)) as plain:
+        expected = anthropic.Anthropic(base_url=plain.base_url, api_key="dummy", max_retries=0).messages.create(**_anthropic_body())
+    with running_in_thread(build_app(TASK.name, faults=["slow:*"])) as running:
+        claude = anthropic.Anthropic(base_url=running.base_url, api_key="dummy", max_retries=0)
+        started = time.monotonic()
+        message = claude.messages.create(**_anthropic_body())
+        waited = time.monotonic() - started
+    assert waited >= SLOW_S
+    def shown(m):  # ids are fresh on every answer
+        return m.stop_reason, m.usage, [(b.type, getattr(b, "text", None), getattr(b, "input", None)) for b in m.content]
+
+    assert shown(message) == shown(expected)
+
+
+@pytest.mark.parametrize("spec", ["hang:0", "http-418:1", "hang:*,", "cut-stream", "slow"])
 def test_a_malformed_fault_is_refused(spec):
     with pytest.raises(UsageProblem, match="--fault"):
         build_app(faults=[spec])

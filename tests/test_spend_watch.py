@@ -6,6 +6,9 @@ call and a million input tokens (about $3 a request at the catalog's prices), as
 client stuck in a loop on a real provider would be billed. Unwatched, that attempt
 runs to its deadline; watched, it is stopped within a request or two of its
 ceiling, gets no verdict, and the provider stops with attempt_exceeded_ceiling.
+Claude Code, Codex and mini-swe-agent are each stopped the same way on the replay
+provider answering a second late (``slow``), under a ceiling its first answer passes,
+in the sequential lane and (Codex) in a worker of the parallel lane.
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ from campaign.profiler.summary import merge, summarize
 from campaign.providers import parse_catalog
 from campaign.spend import Overrun, overrun, stopped_line
 from campaign.store.limits import SpendLimits
+from helpers.catalogs import offline_copies
 from helpers.clients import env_with_clients, require, rows
+from test_provider_faults import Case, flaky_case
 from workspace import approve_and_go_live
 
 KEY = "LOOPING_API_KEY"
@@ -335,3 +340,59 @@ def test_a_paired_live_attempt_is_stopped_at_its_approved_ceiling(tmp_path, toke
     shown = format(spent.normalize(), "f") + ("" if attempt["spend_complete"] else "+?")
     assert f"the attempt was stopped at ${shown} spent, over its $1 ceiling" in result.output
     assert rows(ws.db_path, "SELECT stop_reason FROM campaigns WHERE live = 1") == [{"stop_reason": "attempt_exceeded_ceiling"}]
+
+
+# --- every client, and the parallel lane, through the replay provider -------------------
+
+
+# One replay answer costs about $0.001 at test_provider_faults' prices: this ceiling is
+# passed by the first, and the next comes a second later (``slow``), several sweeps apart.
+TINY_CEILING = Decimal("0.0005")
+
+
+@pytest.fixture
+def flaky(request, tmp_path, tokenizer_cache):
+    """test_provider_faults' case: the agent, and the replay as a provider named flaky."""
+    with flaky_case(request.param, tmp_path, tokenizer_cache) as made:
+        yield made
+
+
+def _stopped_early(case: Case, *extra: str, providers: str = "flaky") -> tuple[dict, str]:
+    """The campaign through the slow replay under TINY_CEILING: its flaky attempt, and what it printed."""
+    case.upstream.start("slow:*")
+    try:
+        done = case.campaign("--max-spend-usd", "1", "--attempt-ceiling-usd", format(TINY_CEILING, "f"), *extra, providers=providers)
+    finally:
+        case.upstream.stop()
+    assert done.returncode == 3, done.stdout + done.stderr
+    (attempt,) = [a for a in rows(case.out / "campaign.db", "SELECT t.trial_id, t.provider, a.* FROM attempts a JOIN trials t ON t.id = a.trial_pk") if a["provider"] == "flaky"]
+    return attempt, done.stderr
+
+
+def _stopped_at_its_ceiling(attempt: dict, stderr: str) -> None:
+    """No verdict; spent past the ceiling by what one slow request in flight can add; the
+    operator told what it spent; counters the wire's, never zeroed."""
+    assert (attempt["status"], attempt["outcome"], attempt["failure_class"], attempt["verified_pass"]) == ("interrupted", "interrupted", "attempt_exceeded_ceiling", None), attempt
+    spent = Decimal(str(attempt["cost_usd"] if attempt["spend_complete"] else attempt["equivalent_spend_usd"]))
+    # The answer that passed it and at most one more in flight (about $0.001 each).
+    assert TINY_CEILING < spent < 6 * TINY_CEILING, attempt
+    assert attempt["uncached_input_tokens"] and attempt["output_tokens"], attempt
+    shown = format(spent.normalize(), "f") + ("" if attempt["spend_complete"] else "+?")
+    assert f"flaky {attempt['trial_id']}: the attempt was stopped at ${shown} spent, over its ${TINY_CEILING} ceiling" in stderr, stderr
+
+
+@pytest.mark.parametrize("flaky", ["claude-code", "codex", "mini-swe-agent"], indirect=True)
+def test_every_client_is_stopped_at_its_ceiling_by_what_its_wire_saw(flaky: Case):
+    """Codex and mini-swe-agent report no cost the watch could read: it prices their wire."""
+    attempt, stderr = _stopped_early(flaky)
+    _stopped_at_its_ceiling(attempt, stderr)
+    assert flaky.campaign_row() == ("stopped", "attempt_exceeded_ceiling")
+
+
+@pytest.mark.parametrize("flaky", ["codex"], indirect=True)
+def test_a_worker_stops_an_attempt_at_its_ceiling_and_the_runner_says_so(flaky: Case):
+    """The parallel lane: the attempt ran in a worker process, the line is the runner's."""
+    flaky.catalog.write_text(flaky.catalog.read_text() + "\n" + offline_copies(("alpha",)))
+    attempt, stderr = _stopped_early(flaky, "--parallel-providers", "2", providers="flaky,alpha")
+    _stopped_at_its_ceiling(attempt, stderr)
+    assert f"{attempt['trial_id']} coding interrupted (attempt_exceeded_ceiling)" in stderr, stderr

@@ -34,7 +34,7 @@ from sqlalchemy import Engine
 
 from campaign.errors import CampaignError, Interrupted, UsageProblem
 from campaign.lanes import options as opt
-from campaign.lanes import holders, worker
+from campaign.lanes import holders, spend_watch, worker
 from campaign.lanes.campaign_inputs import experiment, mismatched_fields, validate
 from campaign.lanes.campaign_outputs import build_result, close_run, open_progress, write_reports
 from campaign.progress import TrialsNotAttempted
@@ -182,9 +182,9 @@ def coordinate(
             # Workers are other processes, possibly on other machines: the store is the
             # only place their progress shows, so it is polled.
             while not _settled(engine, campaign_id, procs, started_at):
-                _follow(engine, campaign_id, trials, progress, seen, skipped)
+                _follow(engine, campaign_id, trials, progress, seen, skipped, caps)
                 time.sleep(POLL_SECONDS)
-            _follow(engine, campaign_id, trials, progress, seen, skipped)
+            _follow(engine, campaign_id, trials, progress, seen, skipped, caps)
     except Interrupted:
         with critical():
             # First no worker anywhere admits more; the local ones got the same signal (one
@@ -254,7 +254,7 @@ def _settle_lost(engine: Engine, campaign_id: int, procs: Sequence[subprocess.Po
         leases.halt_lost(engine, campaign_id, lease)
 
 
-def _follow(engine: Engine, campaign_id: int, trials: Sequence[Trial], progress: Progress | None, seen: set[int], skipped: set[int]) -> None:
+def _follow(engine: Engine, campaign_id: int, trials: Sequence[Trial], progress: Progress | None, seen: set[int], skipped: set[int], caps: SpendLimits | None) -> None:
     if progress is None:
         return
     by_pk = {t.id: t for t in trials}
@@ -262,9 +262,12 @@ def _follow(engine: Engine, campaign_id: int, trials: Sequence[Trial], progress:
         if a.id in seen or a.status == "running":
             continue
         seen.add(a.id)
-        if a.status in ("finished", "faulted"):
+        # Interrupted too, as the sequential lanes show it: a worker's attempt its ceiling stopped.
+        if a.status in ("finished", "faulted", "interrupted"):
             t = by_pk[a.trial_pk]
             progress.update(worker.attempt_event(t, a.outcome, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd))
+            if line := spend_watch.stored_ceiling_line(t, a, caps):
+                progress.message(line)
     for t in repository.trials_in_order(engine, campaign_id):
         if t.status == "not_attempted" and t.id not in skipped:
             skipped.add(t.id)

@@ -46,7 +46,7 @@ from campaign.spend import ATTEMPT_EXCEEDED_CEILING, Overrun, overrun, stopped_l
 from campaign.store import repository
 from campaign.store.limits import SpendLimits
 from campaign.store.money import to_decimal
-from campaign.store.models import Trial
+from campaign.store.models import Attempt, Trial
 
 # A capture line's usage counts, named as the catalog's prices are.
 _PRICED = ("uncached_input", "cached_input", "cache_write", "output")
@@ -97,7 +97,16 @@ def ceiling_line(trial: Trial, result: AttemptOutcome, limits: SpendLimits | Non
     """For the operator, when its ceiling stopped the attempt: what it spent in the end, as
     the caps count it (``+?`` when its spend is incomplete: a request in flight at the stop
     was paid unseen), over which ceiling."""
-    if limits is None or result.failure_class != ATTEMPT_EXCEEDED_CEILING:
+    return _line(trial, result.failure_class, result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd, limits)
+
+
+def stored_ceiling_line(trial: Trial, attempt: Attempt, limits: SpendLimits | None) -> str | None:
+    """``ceiling_line`` of an attempt row another process (a worker) wrote."""
+    return _line(trial, attempt.failure_class, attempt.cost_usd, attempt.spend_complete, attempt.equivalent_spend_usd, limits)
+
+
+def _line(trial: Trial, failure_class: str | None, cost_usd: float | None, spend_complete: bool | None, equivalent_usd: float | None, limits: SpendLimits | None) -> str | None:
+    if limits is None or failure_class != ATTEMPT_EXCEEDED_CEILING:
         return None
-    spent = repository.counted_spend(result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd)
-    return f"{trial.provider} {trial.trial_id}: {stopped_line(spent, limits.per_attempt_ceiling_usd, partial=not result.spend_complete)}"
+    spent = repository.counted_spend(cost_usd, spend_complete, equivalent_usd)
+    return f"{trial.provider} {trial.trial_id}: {stopped_line(spent, limits.per_attempt_ceiling_usd, partial=spend_complete is not True)}"

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from campaign import benchmark
 from campaign.errors import UnknownTask, UsageProblem
-from campaign.replay.faults import FaultPlan, parse_faults
+from campaign.replay.faults import SLOW_S, FaultPlan, parse_faults
 from campaign.replay.scripts import script_for
 from campaign.replay.turns import next_reply
 from campaign.replay.wire import anthropic, chat, gemini, responses
@@ -98,6 +98,8 @@ async def _generate(wire: ModuleType, request: web.Request) -> web.StreamRespons
         if request.transport is not None:
             request.transport.abort()
         return web.Response(status=503)
+    if fault == "slow":
+        await asyncio.sleep(SLOW_S)
     conversation = wire.parse(body, request.path)
     payload = wire.render(next_reply(conversation, state.task_name, state.suite), conversation)
     if not conversation.stream:

@@ -12,7 +12,9 @@ probes like ``HEAD /``. The kinds are what real providers do:
   Anthropic's "credit balance is too low" 400, ``model-404`` the model is not
   found;
 * ``error-200``: a 200 whose body is an error and no answer (OpenRouter's
-  ``{"error": {"code": 502, ...}}``, or that one event in a stream).
+  ``{"error": {"code": 502, ...}}``, or that one event in a stream);
+* ``slow``: the right answer, after ``SLOW_S`` seconds (a provider under load,
+  or a model thinking), so what watches a running client has time to act.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from typing import Literal
 
 from campaign.errors import UsageProblem
 
-FaultKind = Literal["http-429", "http-500", "http-529", "cut-stream", "hang", "http-402", "credit-400", "model-404", "error-200"]
-KINDS: tuple[FaultKind, ...] = ("http-429", "http-500", "http-529", "cut-stream", "hang", "http-402", "credit-400", "model-404", "error-200")
+FaultKind = Literal["http-429", "http-500", "http-529", "cut-stream", "hang", "http-402", "credit-400", "model-404", "error-200", "slow"]
+KINDS: tuple[FaultKind, ...] = ("http-429", "http-500", "http-529", "cut-stream", "hang", "http-402", "credit-400", "model-404", "error-200", "slow")
+# Well inside every silence bound (so a slow answer is never a hang), and several
+# supervisor sweeps long.
+SLOW_S = 1.0
 EVERY = "*"
 _OPTION = "--fault"
 
