@@ -275,12 +275,19 @@ class StreamObserver:
         response = event.get("response")
         if isinstance(_dig(response, "id"), str):
             self.response_id = response["id"]
-        if kind == "response.completed":
+        if kind in ("response.completed", "response.incomplete"):
+            # Incomplete is a whole, billed answer cut short by the request's own limit
+            # (max_output_tokens, a content filter): its usage is final, and it is no fault.
             self.usage = _dig(response, "usage") if isinstance(_dig(response, "usage"), dict) else None
             self.terminal = True
             self.clean_end = True
-        elif kind in ("response.failed", "response.incomplete", "error"):
-            self._error(_dig(response, "error") if kind == "response.failed" else event.get("error", event))
+        elif kind == "response.failed":
+            # What it processed before failing may be billed: its usage counts, as partial.
+            if isinstance(_dig(response, "usage"), dict):
+                self.usage, self.terminal = response["usage"], True
+            self._error(_dig(response, "error"))
+        elif kind == "error":
+            self._error(event.get("error", event))
 
     def _error(self, error: Any) -> None:
         self.errored = True
