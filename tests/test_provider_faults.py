@@ -198,6 +198,36 @@ def test_one_error_response_then_healthy(case: Case, fault: str, kind: str):
     assert_resume_finishes(case)
 
 
+@pytest.mark.parametrize("case", ["claude-code"], indirect=True)
+def test_under_a_cap_an_attempt_whose_spend_the_wire_did_not_see_whole_stops_its_provider(case: Case):
+    """Claude Code recovers from the cut stream and passes, but what the cut request cost
+    is unknown: its list-price equivalent is a lower bound, and a cap counting it could be
+    passed unseen. The provider stops (the spec: incomplete spend stops later live calls);
+    ``--resume``, the operator's decision, finishes the campaign."""
+    case.upstream.start("cut-stream:1")
+    caps = ("--max-spend-usd", "5", "--attempt-ceiling-usd", "1")
+    done = case.campaign(*caps)
+    assert done.returncode == 3, done.stdout + done.stderr
+    (cut,) = case.attempts()
+    assert (cut["outcome"], cut["spend_complete"]) == ("passed", 0) and cut["equivalent_spend_usd"] > 0, cut
+    assert case.campaign_row() == ("stopped", "spend_incomplete")
+    assert "not attempted: 1 spend_incomplete" in done.stderr and "--resume" in done.stderr, done.stderr
+    case.upstream.stop()
+    case.upstream.start()
+    resumed = case.campaign("--resume", *caps)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert case.campaign_row() == ("completed", None) and set(case.trial_statuses()) == {"finished"}
+
+
+@pytest.mark.parametrize("case", ["mini-swe-agent"], indirect=True)
+def test_under_a_cap_a_healthy_run_of_a_client_whose_cost_the_wire_proves_completes(case: Case):
+    case.upstream.start()
+    done = case.campaign("--max-spend-usd", "5", "--attempt-ceiling-usd", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [a["spend_complete"] for a in case.attempts()] == [1, 1]
+    assert case.campaign_row() == ("completed", None)
+
+
 @pytest.mark.parametrize("case", BOTH, indirect=True)
 def test_a_cut_stream_keeps_what_the_wire_saw_and_never_reads_as_free(case: Case):
     case.upstream.start("cut-stream:1")

@@ -112,7 +112,10 @@ def step(
         # Stopped at its ceiling while running: exceeded, even when its last request's spend is unknown.
         if result.failure_class == ATTEMPT_EXCEEDED_CEILING or (spent is not None and spent > caps.per_attempt_ceiling_usd):
             provider_stop = ATTEMPT_EXCEEDED_CEILING
-        elif spent is None:
+        elif spent is None or not result.spend_complete:
+            # Incomplete, its equivalent is only what the wire saw (a cut stream's output, a
+            # hung request's bill are unknown): the spec stops later live calls rather than
+            # count a lower bound as the spend. ``--resume`` is the operator's to decide.
             provider_stop = "spend_incomplete"
     return Step(result=result, provider_stop=provider_stop, campaign_stop=result.stop_reason, halted=halt)
 
