@@ -39,9 +39,11 @@ from campaign.profiler.summary import merge, summarize
 from campaign.providers import parse_catalog
 from campaign.spend import Overrun, overrun, stopped_line
 from campaign.store.limits import SpendLimits
+from campaign.view.source import open_readonly
 from helpers.catalogs import offline_copies
 from helpers.clients import env_with_clients, require, rows
 from test_provider_faults import Case, flaky_case
+from test_view import page
 from workspace import approve_and_go_live
 
 KEY = "LOOPING_API_KEY"
@@ -387,6 +389,17 @@ def test_every_client_is_stopped_at_its_ceiling_by_what_its_wire_saw(flaky: Case
     attempt, stderr = _stopped_early(flaky)
     _stopped_at_its_ceiling(attempt, stderr)
     assert flaky.campaign_row() == ("stopped", "attempt_exceeded_ceiling")
+    # The report says what happened: a real client on a synthetic-price route, a trial the
+    # ceiling stopped that no resume runs again, and spend measured with no result.
+    md = (flaky.out / "report.md").read_text()
+    assert "A route with synthetic prices" in md and "offline agent produced" not in md
+    assert "except a trial recorded `attempt_exceeded_ceiling`, which this campaign does not run again" in md
+    assert "No trial has a result, so no outcome or usage counter is reported; the spend of the 1 attempt(s) paid for is in measured spend." in md
+    engine = open_readonly(str(flaky.out / "campaign.db"))
+    try:
+        assert "Synthetic figures: a route with synthetic prices" in page(engine, "/campaigns/1")
+    finally:
+        engine.dispose()
 
 
 @pytest.mark.parametrize("flaky", ["codex"], indirect=True)

@@ -15,6 +15,8 @@ from campaign.vocabulary import COUNTER_WORDS, PROVIDER_FAULT_WORDS
 
 _BASIS = {
     "synthetic_figures": "the figures are synthetic (offline agent), so they say nothing about any model",
+    # A replayed or simulated route (synthetic prices) driven by a real client, no offline agent.
+    "synthetic_route": "the figures are synthetic (a route with synthetic prices), so they say nothing about any model",
     "no_paired_evidence": "no pair has both variants attempted, so there is no paired evidence",
     "single_task_cluster": "only one task cluster has complete pairs, so there is no uncertainty interval",
     "exploratory_task_sample": "the task sample is small, so the result is exploratory",
@@ -59,6 +61,22 @@ def _usd(value: Any) -> str:
     return "null" if value is None else f"{value:.4f}"
 
 
+_CEILING = "attempt_exceeded_ceiling"
+
+
+def offline_ran(report: dict[str, Any]) -> bool:
+    """The offline agent ran, or may have: it was the agent, the provider by its own name,
+    or one of several agents (``custom``: the report does not say which provider had which).
+    Else a synthetic report's figures came from a real client on a route with synthetic prices."""
+    runtime = report["runtime"]
+    return runtime["agent"] in ("offline", "custom") or "offline" in (runtime["providers"] or ())
+
+
+def _decision_words(report: dict[str, Any]) -> str:
+    basis = report["decision"]["basis"]
+    return "synthetic_route" if basis == "synthetic_figures" and not offline_ran(report) else basis
+
+
 def _or_reason(value: str, reason: Any) -> str:
     return f"{value} ({reason})" if reason else value
 
@@ -68,8 +86,14 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     done = report["completion"]
     lines: list[str] = [f"# Paired disclosure report: campaign {c['id']}", ""]
     lines += _integrity_lines(report)
-    if report["synthetic"]:
+    if report["synthetic"] and offline_ran(report):
         lines += ["> **Synthetic figures.** The offline agent produced every number below. They exercise the engine, not any model; do not cite them as evidence.", ""]
+    elif report["synthetic"]:
+        lines += [
+            "> **Synthetic figures.** A route with synthetic prices (a simulated or replayed provider, or the offline agent under another name) "
+            "produced these numbers. They exercise the engine, not any model; do not cite them as evidence.",
+            "",
+        ]
     if report["evidence"] != "live":
         lines += ["> **No paid calls.** This campaign was not run live.", ""]
     lines += [
@@ -93,7 +117,14 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     ]
     for reason, count in (done["not_attempted_by_reason"] or {}).items():
         lines.append(f"  - without a result, `{reason}`: {count}")
-    if done["interrupted_attempts"]:
+    if done["interrupted_attempts"] and _CEILING in (done["not_attempted_by_reason"] or {}):
+        lines.append(
+            f"- Interrupted attempts: {done['interrupted_attempts']} (stopped on request, at their spend ceiling, or left running by a killed runner). "
+            "They carry no verdict: they are not failures, are left out of success, wall time, counters and the paired differences, "
+            f"and their trial gets a fresh attempt on resume, except a trial recorded `{_CEILING}`, which this campaign does not run again; "
+            "their spend is counted."
+        )
+    elif done["interrupted_attempts"]:
         lines.append(
             f"- Interrupted attempts: {done['interrupted_attempts']} (stopped on request, or left running by a killed runner). "
             "They carry no verdict: they are not failures, are left out of success, wall time, counters and the paired differences, "
@@ -124,7 +155,7 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
         "",
         "**Keep current defaults; keep the coding disclosure profile opt-in.** No profile is promoted by this report.",
         "",
-        f"Basis: {_BASIS.get(decision['basis'], decision['basis'])}.",
+        f"Basis: {_BASIS.get(_decision_words(report), decision['basis'])}.",
         *_inconclusive(report),
         "Smaller tool schemas or lower schema-token estimates are not evidence of better coding outcomes and never justify promotion.",
     ]
@@ -338,7 +369,11 @@ def _missing_section(report: dict[str, Any]) -> list[str]:
         lines.append("- Client/runtime version: not recorded in the store.")
     if report["runtime_versions"]["pricing_catalog_digest"] is None:
         lines.append("- Pricing catalog digest: no providers catalog is recorded for this campaign.")
-    if not report["completion"]["attempted"]:
+    paid = sum((report["completion"]["attempts_by_status"] or {}).values())
+    if not report["completion"]["attempted"] and paid:
+        # Attempts ran and were paid for, none with a result (stopped at a ceiling, say).
+        lines.append(f"- No trial has a result, so no outcome or usage counter is reported; the spend of the {paid} attempt(s) paid for is in measured spend.")
+    elif not report["completion"]["attempted"]:
         # Nothing was measured: saying every counter was observed would read as a complete record.
         lines.append("- No trial was attempted, so no outcome, usage counter or spend was measured.")
     elif not any_missing:

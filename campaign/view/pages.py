@@ -18,6 +18,7 @@ from typing import Any
 from campaign.progress import format_spend
 from campaign.report import detectable
 from campaign.report.forest import render_svg
+from campaign.report.markdown import offline_ran
 from campaign.view import model, trials
 from campaign.view.html import el, fmt, h, json_attr, text
 from campaign.view.model import Building, ProviderProgress, null_reason, unknown_of
@@ -141,7 +142,8 @@ def campaign_page(
         parts.append(text("p", no_report or "No report for this campaign.", class_="banner", id="no-report"))
         return layout(title, "".join(parts), refresh)
     if report["synthetic"]:
-        parts.append(text("p", "Synthetic figures: the offline agent produced these numbers; they exercise the engine, not any model.", class_="banner synthetic"))
+        who = "the offline agent" if offline_ran(report) else "a route with synthetic prices (a simulated or replayed provider)"
+        parts.append(text("p", f"Synthetic figures: {who} produced these numbers; they exercise the engine, not any model.", class_="banner synthetic"))
     parts += [
         providers_section(providers, total_cap),
         variants_section(report["variants"] or []),
