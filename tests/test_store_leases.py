@@ -199,3 +199,22 @@ def test_a_holder_proven_dead_is_lost_at_once_and_a_fresh_stale_one_only_by_the_
     with store.begin() as conn:
         conn.execute(update(ProviderLease).where(ProviderLease.provider == "beta").values(heartbeat_epoch=past))
     assert [lease.provider for lease in leases.lost(store, cid, 30, dead=lambda holder: False)] == ["beta"]
+
+
+def test_a_cap_over_every_provider_admits_nothing_once_any_providers_spend_is_unknown(store):
+    """A sum counts an unknown spend as 0: alpha's unbounded attempt would let beta spend the
+    whole cap again. A running attempt is bounded by its reservation; a provider's own cap
+    does not read the other provider's spend."""
+    cid = campaign(store)
+    trials = repository.trials_in_order(store, cid)
+    alpha = [t for t in trials if t.provider == "alpha"]
+    beta = [t for t in trials if t.provider == "beta"]
+    total = SpendLimits(Decimal("25"), Decimal("1"))
+    assert leases.admit(store, alpha[0], me=None, caps=total, lineage=[cid]) is None
+    running = repository.start_attempt(store, alpha[0])
+    assert leases.admit(store, beta[0], me=None, caps=total, lineage=[cid]) is None  # alpha's attempt runs: reserved
+    repository.finish_attempt(store, running, alpha[0].id, outcome="passed", cost_usd=None, spend_complete=False, cleanup_complete=True)
+    assert leases.admit(store, beta[1], me=None, caps=total, lineage=[cid]) == "spend_incomplete"
+    assert leases.admit(store, alpha[1], me=None, caps=total, lineage=[cid]) == "spend_incomplete"
+    per_provider = SpendLimits(None, Decimal("1"), provider_max_spend_usd=Decimal("25"))
+    assert leases.admit(store, beta[1], me=None, caps=per_provider, lineage=[cid]) is None

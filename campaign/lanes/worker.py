@@ -98,7 +98,7 @@ def step(
     why = leases.admit(engine, trial, me=me, caps=caps, lineage=lineage)
     if why == "taken":
         return Step()
-    if why == "spend_limit":
+    if why in ("spend_limit", "spend_incomplete"):
         return Step(provider_stop=why)
     if why is not None:
         return Step(lost=why)

@@ -308,6 +308,14 @@ def _spent_and_reserved(conn: Connection, campaign_ids: Sequence[int], provider:
     return int(conn.execute(spent).scalar_one()) + int(conn.execute(held).scalar_one())
 
 
+def _unbounded(conn: Connection, campaign_ids: Sequence[int]) -> bool:
+    """Some ended attempt of the lineage, of any provider, has a spend nothing bounds (no
+    complete cost, no list-price equivalent): a sum would count it as 0, so a cap over
+    every provider cannot be held. A running attempt is bounded by its reservation."""
+    stmt = select(Attempt.id).where(Attempt.campaign_id.in_(campaign_ids), Attempt.status != "running", counted_usd().is_(None)).limit(1)
+    return conn.execute(stmt).first() is not None
+
+
 def admit(
     engine: Engine,
     trial: Trial,
@@ -322,7 +330,8 @@ def admit(
     ``caps`` are the run's spend limits: the attempt's ceiling is reserved, and must
     fit each cap with the spend and the reservations so far. Returns None when
     admitted, else why not: "lease_lost", "taken" (another worker admitted it),
-    "stopped" (the campaign stopped), "spend_limit"."""
+    "stopped" (the campaign stopped), "spend_limit", "spend_incomplete" (a cap over every
+    provider, and some attempt's spend, of any provider, is unknown)."""
     with scope.transaction(engine) as conn:
         if conn.dialect.name == "postgresql":
             # Admissions of one campaign queue on its row, so the sums below cannot race.
@@ -339,6 +348,8 @@ def admit(
             if held is None:
                 return "lease_lost"
         if caps is not None:
+            if caps.max_spend_usd is not None and _unbounded(conn, lineage):
+                return "spend_incomplete"
             ceiling = int(caps.per_attempt_ceiling_usd * money.NANO_PER_USD)
             for cap, provider in ((caps.provider_max_spend_usd, trial.provider), (caps.max_spend_usd, None)):
                 if cap is not None and _spent_and_reserved(conn, lineage, provider) + ceiling > int(cap * money.NANO_PER_USD):
