@@ -1,5 +1,7 @@
-"""What a Responses stream's end says about its usage: an answer cut short by the
-request's own limit is whole and billed; a failed one keeps what it reports, as partial."""
+"""What a stream's end says about its usage: a Responses answer cut short by the
+request's own limit is whole and billed, a failed one keeps what it reports as partial;
+a stream that contradicts itself about its usage is never complete (found by an
+adversarial audit: a second, smaller usage event replaced the real one)."""
 
 from __future__ import annotations
 
@@ -50,3 +52,94 @@ def test_a_failed_response_without_usage_reads_none_never_zero():
 def test_a_stream_that_ends_without_its_terminal_event_has_no_usage():
     observed = _stream({"type": "response.output_text.delta", "delta": "def f():"})
     assert not observed.has_usage and not observed.complete
+
+
+# --- a stream that contradicts itself about its usage: never complete, the larger figure kept
+
+
+def _observe(fmt: str, *payloads: object) -> usage.UsageObservation:
+    observer = usage.StreamObserver(fmt)
+    for payload in payloads:
+        data = payload if isinstance(payload, str) else json.dumps(payload)
+        observer.feed(f"data: {data}\n\n".encode())
+    return observer.finish()
+
+
+COMPLETED = {"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "usage": USAGE}}
+SMALL = {"input_tokens": 1, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1}
+
+
+def test_a_second_completed_with_smaller_usage_is_a_conflict_and_the_first_figures_stand():
+    observed = _observe("responses", COMPLETED, {"type": "response.completed", "response": {"id": "resp_1", "usage": SMALL}})
+    assert observed.usage_conflict and not observed.complete
+    assert (observed.uncached_input, observed.cached_input, observed.output) == (3800, 1200, 4096)
+    assert faults.billing(_record(observed)) == "partial" and faults.request_fault(_record(observed)) is None  # no provider fault
+
+
+def test_a_repeated_identical_completed_keeps_its_figures_but_proves_nothing():
+    observed = _observe("responses", COMPLETED, COMPLETED)
+    assert observed.usage_conflict  # a second end of one response is still a contradiction
+    assert (observed.uncached_input, observed.output) == (3800, 4096)
+
+
+def test_a_second_response_in_one_stream_is_a_conflict():
+    other = {"type": "response.completed", "response": {"id": "resp_2", "usage": USAGE}}
+    observed = _observe("responses", {"type": "response.created", "response": {"id": "resp_1"}}, other)
+    assert observed.usage_conflict and observed.response_id == "resp_1"
+
+
+CHAT_USAGE = {"prompt_tokens": 5000, "completion_tokens": 800, "prompt_tokens_details": {"cached_tokens": 1000}}
+
+
+def _chunk(content: str | None = None, usage_: dict | None = None) -> dict:
+    choices = [] if content is None else [{"index": 0, "delta": {"content": content}, "finish_reason": None}]
+    return {"id": "chatcmpl-1", "choices": choices, "usage": usage_}
+
+
+def test_chat_usage_then_more_output_is_not_the_final_usage():
+    observed = _observe("chat", _chunk("a"), _chunk(None, CHAT_USAGE), _chunk("more text"), "[DONE]")
+    assert not observed.terminal and not observed.complete and observed.clean_end
+
+
+def test_chat_usage_repeated_in_every_chunk_is_cumulative_and_complete():
+    grown = {**CHAT_USAGE, "completion_tokens": 900}
+    observed = _observe("chat", {**_chunk("a"), "usage": CHAT_USAGE}, {**_chunk("b"), "usage": grown}, "[DONE]")
+    assert observed.complete and observed.output == 900 and not observed.usage_conflict
+
+
+def test_chat_usage_after_done_or_going_down_is_a_conflict():
+    after_done = _observe("chat", _chunk("a"), _chunk(None, CHAT_USAGE), "[DONE]", _chunk(None, {**CHAT_USAGE, "completion_tokens": 1}))
+    assert after_done.usage_conflict and not after_done.complete and after_done.output == 800
+    shrunk = _observe("chat", _chunk(None, CHAT_USAGE), _chunk(None, {**CHAT_USAGE, "prompt_tokens": 1100}), "[DONE]")
+    assert shrunk.usage_conflict and shrunk.uncached_input == 4000
+
+
+def _anthropic(*events: dict) -> usage.UsageObservation:
+    return _observe("anthropic", *events)
+
+
+START = {"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 5000, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 1}}}
+STOP = {"type": "message_stop"}
+
+
+def test_anthropic_a_delta_that_lowers_a_count_or_a_second_message_is_a_conflict():
+    healthy = _anthropic(START, {"type": "message_delta", "usage": {"output_tokens": 800}}, STOP)
+    assert healthy.complete and (healthy.uncached_input, healthy.output) == (5000, 800)
+    lowered = _anthropic(START, {"type": "message_delta", "usage": {"input_tokens": 0, "output_tokens": 800}}, STOP)
+    assert lowered.usage_conflict and not lowered.complete and lowered.uncached_input == 5000
+    second_start = {"type": "message_start", "message": {"id": "msg_2", "usage": {"input_tokens": 1, "cache_read_input_tokens": 0, "output_tokens": 1}}}
+    twice = _anthropic(START, {"type": "message_delta", "usage": {"output_tokens": 800}}, second_start, STOP)
+    assert twice.usage_conflict and not twice.complete and (twice.response_id, twice.uncached_input, twice.output) == ("msg_1", 5000, 800)
+    after_stop = _anthropic(START, {"type": "message_delta", "usage": {"output_tokens": 800}}, STOP, {"type": "message_delta", "usage": {"output_tokens": 1}})
+    assert after_stop.usage_conflict and after_stop.output == 800
+
+
+def test_gemini_more_answer_after_the_finishing_chunk_is_a_conflict():
+    def chunk(text: str, finish: str | None, meta: dict) -> dict:
+        candidate = {"content": {"parts": [{"text": text}]}, **({"finishReason": finish} if finish else {})}
+        return {"responseId": "g1", "candidates": [candidate], "usageMetadata": meta}
+
+    healthy = _observe("gemini", chunk("a", None, {"promptTokenCount": 5000, "candidatesTokenCount": 1}), chunk("b", "STOP", {"promptTokenCount": 5000, "candidatesTokenCount": 800}))
+    assert healthy.complete and healthy.output == 800
+    more = _observe("gemini", chunk("a", "STOP", {"promptTokenCount": 5000, "candidatesTokenCount": 1}), chunk("x" * 1000, None, {"promptTokenCount": 5000, "candidatesTokenCount": 1}))
+    assert more.usage_conflict and not more.complete

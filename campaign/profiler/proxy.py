@@ -106,6 +106,7 @@ def model_record(
         "response_id": obs.response_id if obs else None,
         "usage": usage,
         "usage_complete": bool(obs and obs.complete),
+        "usage_conflict": bool(obs and obs.usage_conflict),
         "cache_read_observable": bool(obs and obs.cache_read_observable),
         "cache_write_observable": bool(obs and obs.cache_write_observable),
         "terminal": bool(obs and obs.terminal),

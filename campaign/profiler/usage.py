@@ -2,6 +2,13 @@
 
 The request side, and what each of the four formats reports, is in ``wire``.
 A response is reduced to counters and end markers; nothing of its text is kept.
+
+Every format's usage figures are cumulative, and a stream carries one response
+with one end. A stream that says otherwise (a count that goes down, a second
+message or terminal event, anything after its end, more Gemini answer after its
+finishing chunk) is a ``usage_conflict``: the larger figures are kept and the
+request's usage is never complete, since a client may have read either. Chat
+output after the usage chunk makes that usage not the final one.
 """
 
 from __future__ import annotations
@@ -29,6 +36,9 @@ class UsageObservation:
     # An error event inside a 200 stream (Anthropic's overloaded_error mid-stream, an
     # OpenAI error chunk or response.failed), as one of ERROR_EVENTS; None without one.
     error_event: str | None = None
+    # The stream contradicted itself about its usage: a count that went down, a second
+    # message or terminal response, events after its end. The larger figures are kept.
+    usage_conflict: bool = False
 
     @property
     def has_usage(self) -> bool:
@@ -37,9 +47,9 @@ class UsageObservation:
 
     @property
     def complete(self) -> bool:
-        """Usage proven for this request: terminal, clean and every billed counter numeric."""
+        """Usage proven for this request: terminal, clean, uncontradicted and every billed counter numeric."""
         counters = (self.uncached_input, self.output, self.cached_input)
-        return self.terminal and self.clean_end and self.response_id is not None and None not in counters
+        return self.terminal and self.clean_end and not self.usage_conflict and self.response_id is not None and None not in counters
 
 
 # What a provider's error says, reduced to the words the fault classes need: an error
@@ -83,6 +93,19 @@ def _body_error(data: dict[str, Any]) -> str | None:
 
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+_CHAT_OUTPUT = ("content", "tool_calls", "reasoning_content", "reasoning", "refusal")
+
+
+def _chat_output(choices: Any) -> bool:
+    """Some chat choice's delta carries output (text, a tool call, reasoning)."""
+    return isinstance(choices, list) and any(isinstance(c, dict) and isinstance(c.get("delta"), dict) and any(c["delta"].get(k) for k in _CHAT_OUTPUT) for c in choices)
+
+
+def _gemini_output(candidates: Any) -> bool:
+    """Some Gemini candidate carries a part (text, a function call)."""
+    return isinstance(candidates, list) and any(isinstance(c, dict) and _dig(c, "content", "parts") for c in candidates)
 
 
 def _dig(obj: Any, *keys: str) -> Any:
@@ -134,6 +157,24 @@ def _gemini_usage(usage: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _merged(old: dict[str, Any] | None, new: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A later usage object over an earlier one: every format's figures are cumulative, so
+    each count keeps the larger of the two, and (True) a count that went down is a conflict."""
+    if old is None:
+        return dict(new), False
+    out, down = dict(old), False
+    for key, value in new.items():
+        before = old.get(key)
+        if isinstance(value, dict) and isinstance(before, dict):
+            out[key], nested = _merged(before, value)
+            down = down or nested
+        elif _count(value) is not None and _count(before) is not None and value < before:
+            down = True  # out keeps the larger, earlier figure
+        else:
+            out[key] = value
+    return out, down
+
+
 def _usage_fields(fmt: WireFormat, usage: Any) -> dict[str, Any] | None:
     if not isinstance(usage, dict):
         return None
@@ -183,9 +224,11 @@ class StreamObserver:
     clean_end: bool = False
     errored: bool = False
     error_event: str | None = None
+    conflict: bool = False
     _buffer: bytes = b""
     _data: list[bytes] = field(default_factory=list)
-    _start_usage: dict[str, Any] = field(default_factory=dict)
+    # The format's end was seen ([DONE], message_stop): nothing may follow it.
+    _ended: bool = False
 
     def feed(self, chunk: bytes) -> None:
         self._buffer += chunk
@@ -218,12 +261,20 @@ class StreamObserver:
             terminal=self.terminal and fields is not None,
             clean_end=self.clean_end and not self.errored,
             error_event=self.error_event,
+            usage_conflict=self.conflict,
         )
 
+    def _take(self, usage: dict[str, Any]) -> None:
+        self.usage, down = _merged(self.usage, usage)
+        self.conflict = self.conflict or down
+
     def _event(self, payload: bytes) -> None:
+        if self._ended:
+            self.conflict = True  # an event after the stream's own end
+            return
         if payload.strip() == b"[DONE]":
             if self.fmt == "chat":
-                self.clean_end = True
+                self.clean_end = self._ended = True
             return
         try:
             event = json.loads(payload)
@@ -235,18 +286,20 @@ class StreamObserver:
     def _on_anthropic(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "message_start":
+            if self.response_id is not None or self.usage is not None:
+                self.conflict = True  # one stream carries one message
+                return
             message = event.get("message")
             if isinstance(_dig(message, "id"), str):
                 self.response_id = message["id"]
             start = _dig(message, "usage")
-            self._start_usage = dict(start) if isinstance(start, dict) else {}
-            self.usage = dict(self._start_usage)
+            self.usage = dict(start) if isinstance(start, dict) else {}
         elif kind == "message_delta" and isinstance(event.get("usage"), dict):
-            # Cumulative figures: the last delta overrides, field by field, never adds.
-            self.usage = {**self._start_usage, **event["usage"]}
+            # Cumulative figures: a later delta overrides field by field, never adds.
+            self._take(event["usage"])
             self.terminal = True
         elif kind == "message_stop":
-            self.clean_end = True
+            self.clean_end = self._ended = True
         elif kind == "error":
             self._error(event.get("error"))
 
@@ -254,18 +307,23 @@ class StreamObserver:
         if isinstance(event.get("id"), str) and self.response_id is None:
             self.response_id = event["id"]
         if isinstance(event.get("usage"), dict):
-            self.usage = event["usage"]
+            self._take(event["usage"])
             self.terminal = True
+        elif _chat_output(event.get("choices")):
+            self.terminal = False  # output after the usage chunk: its counts are not the final ones
         if isinstance(event.get("error"), dict):
             self._error(event["error"])
 
     def _on_gemini(self, event: dict[str, Any]) -> None:
         if isinstance(event.get("responseId"), str):
             self.response_id = event["responseId"]
-        if isinstance(event.get("usageMetadata"), dict):
-            self.usage = event["usageMetadata"]  # cumulative: the last chunk's wins
         candidates = event.get("candidates")
-        if isinstance(candidates, list) and any(isinstance(c, dict) and c.get("finishReason") for c in candidates):
+        finished = isinstance(candidates, list) and any(isinstance(c, dict) and c.get("finishReason") for c in candidates)
+        if self.terminal and _gemini_output(candidates):
+            self.conflict = True  # more answer after the chunk that finished it
+        if isinstance(event.get("usageMetadata"), dict):
+            self._take(event["usageMetadata"])  # cumulative
+        if finished:
             self.terminal = self.clean_end = True
         if isinstance(event.get("error"), dict):
             self._error(event["error"])
@@ -274,11 +332,16 @@ class StreamObserver:
         kind = event.get("type")
         response = event.get("response")
         if isinstance(_dig(response, "id"), str):
-            self.response_id = response["id"]
+            if self.response_id not in (None, response["id"]):
+                self.conflict = True  # one stream carries one response
+            self.response_id = self.response_id or response["id"]
         if kind in ("response.completed", "response.incomplete"):
             # Incomplete is a whole, billed answer cut short by the request's own limit
             # (max_output_tokens, a content filter): its usage is final, and it is no fault.
-            self.usage = _dig(response, "usage") if isinstance(_dig(response, "usage"), dict) else None
+            if self.terminal:
+                self.conflict = True  # a second end of one response
+            if isinstance(_dig(response, "usage"), dict):
+                self._take(response["usage"])
             self.terminal = True
             self.clean_end = True
         elif kind == "response.failed":
