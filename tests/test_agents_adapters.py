@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -167,6 +168,15 @@ def test_opencode_success_pairs_steps():
     assert r.nested_sessions_observed is False
     assert [t.request_id for t in r.turn_usage][0] == "prt_b6b8e8ff6001kGh2Jq3xV1aaaa"
     assert turn_usage_matched(r)
+
+
+def test_opencode_pricing_a_model_it_does_not_know_at_zero_is_an_unknown_cost():
+    # Found by an adversarial audit: opencode's $0 for an unpriced model was counted as
+    # the measured, complete spend, so no spend cap ever moved.
+    body = re.sub(rb'"cost":[0-9.]+', b'"cost":0', (SAMPLES / "opencode" / "success.jsonl").read_bytes())
+    r = get_adapter("opencode").parse(body, b"", 0)
+    assert (r.cost_usd, r.cost_reported) == (None, False)
+    assert r.uncached_input_tokens == 1840 + 310 + 150 and turn_usage_matched(r)  # the wire can still cost it
 
 
 def test_opencode_nested_session_counts_only_the_parent():

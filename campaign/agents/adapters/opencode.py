@@ -52,7 +52,7 @@ def parse(body: str, exit_code: int | None) -> AgentRecord:
     errors = sum(1 for t in tools.values() if _failed(t))
     # Shown failures: a failed part, the closing done event, or a shell's exit code.
     failures_visible = errors > 0 or any(e.get("type") == "done" for e in mine) or any(_exit(t) is not None for t in tools.values())
-    costs = [money(get(f, "cost")) for f in finishes]
+    costs = [_cost(f) for f in finishes]
     known_costs = [c for c in costs if c is not None]
     record = AgentRecord(
         completed_turns=len(finishes),
@@ -78,6 +78,14 @@ def parse(body: str, exit_code: int | None) -> AgentRecord:
     if exit_code not in (0, None):
         record = with_error(record, "agent_error")
     return record
+
+
+def _cost(finish: dict[str, Any]) -> float | None:
+    """A step's cost; None when it billed tokens at 0.0: opencode prices a model missing from
+    its table at 0, which is unpriced, not free (the wire's figure is then the cost)."""
+    cost = money(get(finish, "cost"))
+    billed = any(n for n in (count(get(finish, "tokens", "input")), _output(finish), count(get(finish, "tokens", "cache", "read"))))
+    return None if cost == 0 and billed else cost
 
 
 def _session(event: dict[str, Any]) -> str | None:
