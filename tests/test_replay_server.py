@@ -359,6 +359,7 @@ def test_a_slow_request_gets_the_answer_it_would_have_got_a_second_late():
         message = claude.messages.create(**_anthropic_body())
         waited = time.monotonic() - started
     assert waited >= SLOW_S
+
     def shown(m):  # ids are fresh on every answer
         return m.stop_reason, m.usage, [(b.type, getattr(b, "text", None), getattr(b, "input", None)) for b in m.content]
 

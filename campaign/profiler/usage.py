@@ -347,7 +347,8 @@ class StreamObserver:
         elif kind == "response.failed":
             # What it processed before failing may be billed: its usage counts, as partial.
             if isinstance(_dig(response, "usage"), dict):
-                self.usage, self.terminal = response["usage"], True
+                self._take(response["usage"])
+                self.terminal = True
             self._error(_dig(response, "error"))
         elif kind == "error":
             self._error(event.get("error", event))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from campaign.report import detectable
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.vocabulary import COUNTER_WORDS, PROVIDER_FAULT_WORDS
 
 _BASIS = {
@@ -61,9 +62,6 @@ def _usd(value: Any) -> str:
     return "null" if value is None else f"{value:.4f}"
 
 
-_CEILING = "attempt_exceeded_ceiling"
-
-
 def offline_ran(report: dict[str, Any]) -> bool:
     """The offline agent ran, or may have: it was the agent, the provider by its own name,
     or one of several agents (``custom``: the report does not say which provider had which).
@@ -86,14 +84,13 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     done = report["completion"]
     lines: list[str] = [f"# Paired disclosure report: campaign {c['id']}", ""]
     lines += _integrity_lines(report)
-    if report["synthetic"] and offline_ran(report):
-        lines += ["> **Synthetic figures.** The offline agent produced every number below. They exercise the engine, not any model; do not cite them as evidence.", ""]
-    elif report["synthetic"]:
-        lines += [
-            "> **Synthetic figures.** A route with synthetic prices (a simulated or replayed provider, or the offline agent under another name) "
-            "produced these numbers. They exercise the engine, not any model; do not cite them as evidence.",
-            "",
-        ]
+    if report["synthetic"]:
+        who = (
+            "The offline agent produced every number below."
+            if offline_ran(report)
+            else "A route with synthetic prices (a simulated or replayed provider, or the offline agent under another name) produced these numbers."
+        )
+        lines += [f"> **Synthetic figures.** {who} They exercise the engine, not any model; do not cite them as evidence.", ""]
     if report["evidence"] != "live":
         lines += ["> **No paid calls.** This campaign was not run live.", ""]
     lines += [
@@ -117,18 +114,15 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     ]
     for reason, count in (done["not_attempted_by_reason"] or {}).items():
         lines.append(f"  - without a result, `{reason}`: {count}")
-    if done["interrupted_attempts"] and _CEILING in (done["not_attempted_by_reason"] or {}):
+    if done["interrupted_attempts"]:
+        # A trial its ceiling stopped is never reopened: say so only where there is one.
+        ceiling = ATTEMPT_EXCEEDED_CEILING in (done["not_attempted_by_reason"] or {})
+        how = "stopped on request, at their spend ceiling, or left running by a killed runner" if ceiling else "stopped on request, or left running by a killed runner"
+        rerun = f", except a trial recorded `{ATTEMPT_EXCEEDED_CEILING}`, which this campaign does not run again" if ceiling else ""
         lines.append(
-            f"- Interrupted attempts: {done['interrupted_attempts']} (stopped on request, at their spend ceiling, or left running by a killed runner). "
+            f"- Interrupted attempts: {done['interrupted_attempts']} ({how}). "
             "They carry no verdict: they are not failures, are left out of success, wall time, counters and the paired differences, "
-            f"and their trial gets a fresh attempt on resume, except a trial recorded `{_CEILING}`, which this campaign does not run again; "
-            "their spend is counted."
-        )
-    elif done["interrupted_attempts"]:
-        lines.append(
-            f"- Interrupted attempts: {done['interrupted_attempts']} (stopped on request, or left running by a killed runner). "
-            "They carry no verdict: they are not failures, are left out of success, wall time, counters and the paired differences, "
-            "and their trial gets a fresh attempt on resume; their spend is counted."
+            f"and their trial gets a fresh attempt on resume{rerun}; their spend is counted."
         )
     if done["provider_error_attempts"] or done["engine_error_attempts"]:
         lines.append(
