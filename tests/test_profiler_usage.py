@@ -143,3 +143,23 @@ def test_gemini_more_answer_after_the_finishing_chunk_is_a_conflict():
     assert healthy.complete and healthy.output == 800
     more = _observe("gemini", chunk("a", "STOP", {"promptTokenCount": 5000, "candidatesTokenCount": 1}), chunk("x" * 1000, None, {"promptTokenCount": 5000, "candidatesTokenCount": 1}))
     assert more.usage_conflict and not more.complete
+
+
+# --- Gemini: what a server-side tool fed the model is input it billed
+
+
+def test_gemini_tool_use_prompt_tokens_are_uncached_input():
+    meta = {"promptTokenCount": 5000, "cachedContentTokenCount": 1000, "toolUsePromptTokenCount": 700, "candidatesTokenCount": 300, "thoughtsTokenCount": 50, "totalTokenCount": 6050}
+    answer = {"responseId": "g1", "candidates": [{"content": {"parts": [{"text": "ok"}]}, "finishReason": "STOP"}], "usageMetadata": meta}
+    for observed in (usage.observe_json("gemini", json.dumps(answer).encode()), _observe("gemini", answer)):
+        assert (observed.uncached_input, observed.cached_input, observed.output) == (4700, 1000, 350)
+        assert observed.complete
+    # The sum the API reports is what the counters add up to: nothing billed was left out.
+    assert observed.uncached_input + observed.cached_input + observed.output == meta["totalTokenCount"]
+
+
+def test_gemini_tool_use_prompt_count_that_is_not_a_count_makes_the_input_unknown():
+    meta = {"promptTokenCount": 5000, "toolUsePromptTokenCount": "700", "candidatesTokenCount": 300}
+    answer = {"responseId": "g1", "candidates": [{"content": {"parts": [{"text": "ok"}]}, "finishReason": "STOP"}], "usageMetadata": meta}
+    observed = usage.observe_json("gemini", json.dumps(answer).encode())
+    assert observed.uncached_input is None and observed.output == 300 and not observed.complete

@@ -146,9 +146,13 @@ def _gemini_usage(usage: dict[str, Any]) -> dict[str, Any]:
     # The API leaves a zero count out of usageMetadata: absent is 0, except the prompt.
     prompt = _count(usage.get("promptTokenCount"))
     cached = _count(usage.get("cachedContentTokenCount", 0))
+    # What a server-side tool (search grounding, code execution) fed the model is counted
+    # apart from the prompt and billed as input; left out, it was never priced.
+    tool_prompt = _count(usage.get("toolUsePromptTokenCount", 0))
     candidates, thoughts = _count(usage.get("candidatesTokenCount", 0)), _count(usage.get("thoughtsTokenCount", 0))
+    unknown_input = prompt is None or cached is None or tool_prompt is None or cached > prompt
     return {
-        "uncached_input": None if prompt is None or cached is None or cached > prompt else prompt - cached,
+        "uncached_input": None if unknown_input else prompt - cached + tool_prompt,
         "cached_input": cached,
         "cache_write": None,
         "output": None if candidates is None or thoughts is None else candidates + thoughts,

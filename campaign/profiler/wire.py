@@ -17,8 +17,9 @@ Four wire formats, told apart by the request path:
 * Gemini API (``.../models/MODEL:generateContent`` and ``:streamGenerateContent``,
   the model in the path, streaming by the method): the catalog is every
   ``tools[].functionDeclarations`` entry; ``usageMetadata.promptTokenCount`` folds
-  in ``cachedContentTokenCount``, output is ``candidatesTokenCount`` plus
-  ``thoughtsTokenCount``, and a count the API leaves out is 0 (it omits zeros).
+  in ``cachedContentTokenCount``, ``toolUsePromptTokenCount`` (what a server-side
+  tool fed the model) is further uncached input, output is ``candidatesTokenCount``
+  plus ``thoughtsTokenCount``, and a count the API leaves out is 0 (it omits zeros).
   Streamed, each chunk may carry ``usageMetadata`` (cumulative: the last wins),
   and the chunk with a candidate's ``finishReason`` ends the response.
 
