@@ -257,6 +257,10 @@ def test_a_continuation_is_refused_when_a_campaign_it_continues_fails(engine, db
 
 # --- a store written before chain format 2 ------------------------------------------------
 
+# The reports beside the store are what the engine wrote before chain format 2, except
+# where a later change to the statistics changed them on purpose: the no-spread rule
+# (task means all alike have no interval, and a simulated campaign without one detects
+# nothing) rewrote report-2's success interval and two detectable effects, nothing else.
 BEFORE = Path(__file__).parent / "samples" / "stores" / "chain-v1"
 
 

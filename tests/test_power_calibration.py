@@ -53,7 +53,7 @@ def excluding_zero(tasks: int, repetitions: int, effect: float) -> float:
         suite = list(np.random.default_rng(seed).integers(0, len(LEVELS), tasks))
         pairs = campaign_pairs(seed, suite, repetitions, effect)
         est = stats.summarize([(p.coding_only - p.baseline_only) / p.pairs for p in pairs], seed, empty_reason="no_complete_pairs")
-        hits += est.ci_low > 0 or est.ci_high < 0
+        hits += est.ci_low is not None and (est.ci_low > 0 or est.ci_high < 0)
     return hits / CAMPAIGNS
 
 

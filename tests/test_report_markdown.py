@@ -127,3 +127,13 @@ def test_a_run_with_no_attempts_does_not_claim_every_counter_was_observed(engine
     missing = md.split("## What is missing and why")[1].split("\n## ")[0]
     assert "observed for every attempt" not in missing
     assert "No trial was attempted" in missing
+
+
+def test_spend_that_no_attempt_reported_is_not_called_partial(engine):
+    # The JSON says none_measured; the Markdown said "measured spend is partial".
+    none = [{"task": "a", "repetition": 1, "variant": v, "attempt": {"verified_pass": True, "cost_usd": None, "spend_complete": False}} for v in ("baseline", "coding")]
+    text = render_markdown(build_report(engine, insert_campaign(engine, none)))
+    assert "spend complete for 0 of 1 attempts paid for, so no spend was measured and cost per verified success is not computed." in text
+    assert "measured spend is partial" not in text
+    some = [{"task": "a", "repetition": 1, "variant": v, "attempt": {"verified_pass": True, "cost_usd": 0.25, "spend_complete": False}} for v in ("baseline", "coding")]
+    assert "so measured spend is partial and" in render_markdown(build_report(engine, insert_campaign(engine, some)))

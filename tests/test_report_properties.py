@@ -188,9 +188,15 @@ def test_point_estimates_match_a_plain_computation(store, drawn):
     assert pd["wall_seconds"]["tasks"] == diff["wall_tasks"]
     assert pd["wall_seconds"]["pairs"] == diff["wall_pairs"]
     assert {t["task"]: t["success_difference"] for t in pd["per_task"]} == pytest.approx(diff["per_task"])
+    task_means = {
+        "verified_success": [t["success_difference"] for t in pd["per_task"] if t["pairs"]],
+        "wall_seconds": [t["wall_seconds_difference"] for t in pd["per_task"] if t["wall_pairs"]],
+    }
     for metric, n in (("verified_success", diff["success_tasks"]), ("wall_seconds", diff["wall_tasks"])):
         d = pd[metric]
-        if n >= 2:
+        if n >= 2 and max(task_means[metric]) - min(task_means[metric]) <= 1e-12:
+            assert (d["ci_low"], d["ci_high"], d["interval_reason"]) == (None, None, "no_spread_between_tasks")
+        elif n >= 2:
             assert d["ci_low"] is not None and d["ci_low"] <= d["ci_high"]
         else:
             assert d["ci_low"] is None and d["ci_high"] is None

@@ -37,6 +37,17 @@ def test_the_detectable_effect_is_the_smallest_seen_with_the_asked_power_either_
     assert lopsided.detectable(0.8) == pytest.approx(effect)
 
 
+def test_a_campaign_without_an_interval_detects_nothing_and_has_no_width():
+    # NaN ends: the campaign's task means were all alike, so its report has no interval.
+    sims = Simulated(low=np.array([-0.1, np.nan, -0.2, np.nan]), high=np.array([0.1, np.nan, 0.2, np.nan]))
+    assert sims.power(0.15) == 0.25 and sims.power(5.0) == 0.5
+    assert sims.half_width() == pytest.approx(0.15)
+    assert sims.detectable(0.5) == pytest.approx(0.2)
+    # More than half without an interval: no effect reaches 80% power.
+    assert sims.detectable(0.8) == float("inf") and sims.bounded_detectable(0.8) == (None, NOT_DETECTABLE)
+    assert Simulated(low=np.array([np.nan]), high=np.array([np.nan])).half_width() is None
+
+
 def test_no_effect_of_one_or_more_is_a_detectable_effect():
     sims = Simulated(low=np.full(10, -1.2), high=np.full(10, 1.2))
     assert sims.bounded_detectable(0.8) == (None, NOT_DETECTABLE)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from test_report_fixtures import insert_campaign
 
 from campaign.report import build_report, stats
+from campaign.report.markdown import render_markdown
 
 
 def test_each_replicate_is_the_mean_of_resampled_whole_clusters():
@@ -29,6 +30,9 @@ def test_bootstrap_is_deterministic_per_seed(means, seed):
     a = stats.summarize(means, seed, empty_reason="no_complete_pairs")
     b = stats.summarize(means, seed, empty_reason="no_complete_pairs")
     assert a == b
+    if max(means) - min(means) <= 1e-12:
+        assert (a.ci_low, a.ci_high, a.interval_reason) == (None, None, "no_spread_between_tasks")
+        return
     assert a.ci_low <= a.ci_high
     assert min(means) - 1e-12 <= a.ci_low and a.ci_high <= max(means) + 1e-12
 
@@ -45,6 +49,14 @@ def test_one_cluster_has_an_estimate_but_no_interval_and_none_has_neither():
     assert (one.estimate, one.ci_low, one.ci_high, one.interval_reason) == (0.4, None, None, "single_task_cluster")
     none = stats.summarize([], 1, empty_reason="no_complete_pairs")
     assert (none.estimate, none.estimate_reason, none.interval_reason) == (None, "no_complete_pairs", "no_complete_pairs")
+
+
+def test_task_means_that_are_all_the_same_have_an_estimate_but_no_interval():
+    # Every resample of alike clusters is their mean: a zero-width 95% interval would
+    # claim a certainty twelve tasks cannot give.
+    flat = stats.summarize([1.0] * 12, 107, empty_reason="no_complete_pairs")
+    assert (flat.estimate, flat.ci_low, flat.ci_high, flat.tasks, flat.interval_reason) == (1.0, None, None, 12, "no_spread_between_tasks")
+    assert stats.summarize([0.0, 1.0] + [0.0] * 10, 107, empty_reason="no_complete_pairs").ci_high > 0
 
 
 def test_report_resamples_task_clusters_not_attempts(engine):
@@ -159,7 +171,7 @@ def test_a_wall_comparison_over_few_task_clusters_is_exploratory(engine):
     for i in range(12):
         for rep in (1, 2):
             for variant in ("baseline", "coding"):
-                wall = (100.0 + i + rep + (7 if variant == "coding" else 0)) if i < 3 else None
+                wall = (100.0 + i + rep + (7 * i if variant == "coding" else 0)) if i < 3 else None
                 trials.append({"task": f"t{i:02d}", "repetition": rep, "variant": variant, "attempt": {"verified_pass": (i + rep) % 2 == 0, "wall_seconds": wall}})
     report = build_report(engine, insert_campaign(engine, trials))
     pd = report["paired_differences"]
@@ -168,6 +180,41 @@ def test_a_wall_comparison_over_few_task_clusters_is_exploratory(engine):
     assert pd["exploratory"] is True
     # The decision still rests on the verified-success comparison alone.
     assert report["decision"]["basis"] != "exploratory_task_sample"
+    # And the banner says which comparison is exploratory, not that the whole sample is.
+    text = render_markdown(report)
+    assert "**Exploratory (wall seconds):** the wall-time comparison rests on 3 task clusters, fewer than 10" in text
+    assert "verified success rests on 12." in text and "fewer than 10 task clusters;" not in text
+
+
+def _one_pair_per_task(tasks: int, coding_passes, baseline_passes) -> list[dict]:
+    return [
+        {"task": f"t{i:02d}", "repetition": 1, "variant": variant, "attempt": {"verified_pass": passes(i), "wall_seconds": 100.0}}
+        for i in range(tasks)
+        for variant, passes in (("baseline", baseline_passes), ("coding", coding_passes))
+    ]
+
+
+def test_a_regression_over_few_task_clusters_is_exploratory_not_a_regression(engine):
+    """Two tasks where coding fails what baseline passes: an interval of [-1, -1] from two
+    clusters is no evidence of a regression (found by an audit: 10.6% of no-effect runs at
+    two tasks read as regressions, against 2.5% for a one-sided 95% bound)."""
+    report = build_report(engine, insert_campaign(engine, _one_pair_per_task(2, lambda i: False, lambda i: True)))
+    assert report["decision"]["basis"] == "exploratory_task_sample"
+    assert report["paired_differences"]["verified_success"]["interval_reason"] == "no_spread_between_tasks"
+
+
+def test_every_task_differing_alike_gives_no_interval_and_no_verdict_resting_on_one(engine):
+    """Twelve tasks, coding passing each where baseline fails: the bootstrap's interval was
+    [+1, +1], and the report called it a measured benefit beside a detectable-effect
+    block that refused to compute for want of spread."""
+    report = build_report(engine, insert_campaign(engine, _one_pair_per_task(12, lambda i: True, lambda i: False)))
+    success = report["paired_differences"]["verified_success"]
+    assert (success["estimate"], success["ci_low"], success["ci_high"], success["interval_reason"]) == (1.0, None, None, "no_spread_between_tasks")
+    assert report["paired_differences"]["wall_seconds"]["interval_reason"] == "no_spread_between_tasks"
+    assert report["decision"]["basis"] == "no_spread_between_tasks"
+    text = render_markdown(report)
+    assert "| verified success (rate) | +1.000 | null (no_spread_between_tasks) | 12 | 12 |" in text
+    assert "Basis: every task cluster's mean difference is the same, so the bootstrap has no interval to give" in text
 
 
 @settings(max_examples=25, deadline=None)
@@ -175,7 +222,11 @@ def test_a_wall_comparison_over_few_task_clusters_is_exploratory(engine):
 def test_many_sets_at_once_get_the_interval_each_would_get_alone(n_clusters, sets, seed):
     # The planner's batched form (one matrix product) is summarize's interval, column by column.
     means = np.random.default_rng(seed % 1000).normal(size=(n_clusters, sets))
+    means[:, 0] = 0.25  # a set whose task means are all alike: no interval either way
     low, high = stats.intervals(means, seed)
     for j in range(sets):
         alone = stats.summarize(means[:, j], seed, empty_reason="no_complete_pairs")
+        if alone.ci_low is None:
+            assert j == 0 and np.isnan(low[j]) and np.isnan(high[j])
+            continue
         assert low[j] == pytest.approx(alone.ci_low, abs=1e-12) and high[j] == pytest.approx(alone.ci_high, abs=1e-12)

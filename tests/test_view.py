@@ -35,7 +35,7 @@ from campaign.store.migrate import open_store
 from campaign.store.models import Attempt, Campaign
 from campaign.view import check_host, snapshot
 from campaign.view.app import build_app
-from campaign.view.pages import summary_section
+from campaign.view.pages import differences_section, summary_section
 from campaign.view.snapshot import campaign_snapshot
 from campaign.view.model import Building
 from campaign.view.source import CampaignSummary, ChainChecks, ChainVerdict, open_readonly
@@ -257,6 +257,18 @@ def test_null_figures_say_why_in_words_never_zero(engine, ro):
     assert "coding: wall seconds: unknown: 1 attempt did not report it" in html.unescape(text)
     # The wall-time difference has no pair with both times: its reason, in words.
     assert "no pair has both wall times" in text
+
+
+def test_the_differences_say_which_comparison_is_exploratory_and_why_an_interval_is_missing(engine):
+    # Twelve tasks, each coding pass a baseline failure, wall times on three of them only.
+    trials = [
+        {"task": f"t{i:02d}", "repetition": 1, "variant": v, "attempt": {"verified_pass": v == "coding", "wall_seconds": (100.0 + i * (v == "coding")) if i < 3 else None}}
+        for i in range(12)
+        for v in ("baseline", "coding")
+    ]
+    shown = html.unescape(differences_section(build_report(engine, insert_campaign(engine, trials))["paired_differences"]))
+    assert "Exploratory (wall seconds): few task clusters have both wall times; not a global ranking." in shown
+    assert "every task's mean difference is the same: no interval" in shown
 
 
 def test_plot_trials_in_schedule_order_and_filters(engine, ro):

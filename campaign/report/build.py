@@ -353,10 +353,13 @@ def _decision_basis(synthetic: bool, success: stats.Estimate) -> str:
         return "no_paired_evidence"
     if success.tasks == 1:
         return "single_task_cluster"
-    if success.ci_high is not None and success.ci_high < 0:
-        return "success_regression"
+    # Before any direction: a few tasks say nothing general, whichever way they point.
     if stats.exploratory(success.tasks):
         return "exploratory_task_sample"
+    if success.interval_reason == stats.NO_SPREAD_BETWEEN_TASKS:
+        return stats.NO_SPREAD_BETWEEN_TASKS
+    if success.ci_high is not None and success.ci_high < 0:
+        return "success_regression"
     if success.ci_low is not None and success.ci_low > 0:
         return "measured_benefit_requires_review"
     return "interval_includes_zero"

@@ -106,12 +106,16 @@ def detectable_line(pd: Mapping[str, Any]) -> str:
 
 
 def inconclusive(pd: Mapping[str, Any]) -> str | None:
-    """Where the verified-success interval spans zero: what the run could not have seen."""
+    """Where the verified-success interval spans zero, or every task's difference is zero
+    (no interval, and no difference seen): what the run could not have seen."""
     success, d = pd["verified_success"], pd["detectable_effect"]
-    if success["ci_low"] is None or success["ci_high"] is None or not success["ci_low"] <= 0 <= success["ci_high"]:
+    spans = success["ci_low"] is not None and success["ci_high"] is not None and success["ci_low"] <= 0 <= success["ci_high"]
+    flat_zero = success["interval_reason"] == stats.NO_SPREAD_BETWEEN_TASKS and success["estimate"] == 0
+    if not (spans or flat_zero):
         return None
     if d["effect_reason"] == NOT_DETECTABLE:
         return "inconclusive: not even the largest possible effect would be detected at this size"
     if d["effect"] is None:
-        return f"inconclusive: the interval includes zero, and this run cannot say which effects it could have detected ({_WHY.get(d['effect_reason'], d['effect_reason'])})"
+        seen = "the interval includes zero" if spans else "every task's mean difference is zero"
+        return f"inconclusive: {seen}, and this run cannot say which effects it could have detected ({_WHY.get(d['effect_reason'], d['effect_reason'])})"
     return f"inconclusive: effects smaller than {d['effect']:.3f} could not be detected at this size"

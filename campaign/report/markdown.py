@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from campaign.report import detectable
+from campaign.report import detectable, stats
 from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.vocabulary import COUNTER_WORDS, PROVIDER_FAULT_WORDS
 
@@ -21,6 +21,7 @@ _BASIS = {
     "no_paired_evidence": "no pair has both variants attempted, so there is no paired evidence",
     "single_task_cluster": "only one task cluster has complete pairs, so there is no uncertainty interval",
     "exploratory_task_sample": "the task sample is small, so the result is exploratory",
+    "no_spread_between_tasks": "every task cluster's mean difference is the same, so the bootstrap has no interval to give; read the per-task table",
     "interval_includes_zero": "the 95% interval of the verified-success difference includes zero",
     "success_regression": "the verified-success difference is negative with an interval below zero",
     "measured_benefit_requires_review": (
@@ -316,7 +317,7 @@ def _difference_section(report: dict[str, Any], svg_name: str | None) -> list[st
         "A missing wall time drops only that pair's wall comparison.",
     ]
     if pd["exploratory"]:
-        lines.append(f"**Exploratory:** fewer than {pd['exploratory_below_tasks']} task clusters; not a statistically significant or global ranking.")
+        lines.append(_exploratory_line(pd))
     lines += ["", "| metric | estimate | 95% interval | tasks | pairs |", "|---|---:|---|---:|---:|"]
     for key, label in (("verified_success", "verified success (rate)"), ("wall_seconds", "wall seconds")):
         d = pd[key]
@@ -330,6 +331,22 @@ def _difference_section(report: dict[str, Any], svg_name: str | None) -> list[st
         for t in pd["per_task"]:
             lines.append(f"| {t['task']} | {t['pairs']} | {_signed(t['success_difference'])} | {t['wall_pairs']} | {_signed(t['wall_seconds_difference'], 1)} |")
     return lines
+
+
+def wall_only_exploratory(pd: dict[str, Any]) -> bool:
+    """Only the wall comparison rests on few task clusters (missing wall times left it
+    fewer than verified success, which has enough): the banner must say which."""
+    return pd["exploratory"] and not stats.exploratory(pd["verified_success"]["tasks"])
+
+
+def _exploratory_line(pd: dict[str, Any]) -> str:
+    below = pd["exploratory_below_tasks"]
+    if not wall_only_exploratory(pd):
+        return f"**Exploratory:** fewer than {below} task clusters; not a statistically significant or global ranking."
+    return (
+        f"**Exploratory (wall seconds):** the wall-time comparison rests on {pd['wall_seconds']['tasks']} task clusters, fewer than {below}, "
+        f"so it is no statistically significant or global ranking; verified success rests on {pd['verified_success']['tasks']}."
+    )
 
 
 def _inconclusive(report: dict[str, Any]) -> list[str]:
@@ -348,9 +365,10 @@ def _missing_section(report: dict[str, Any]) -> list[str]:
             lines.append(f"- {v['variant']}, attempts (of {v['attempts']}) with the value unknown, recorded as null and never 0: {counts}.")
         if v["spend_attempts"] and not v["spend_complete"]:
             any_missing = True
+            measured = "no spend was measured" if v["measured_spend_status"] == "none_measured" else "measured spend is partial"
             lines.append(
                 f"- {v['variant']}: spend complete for {v['attempts_with_complete_spend']} of {v['spend_attempts']} attempts paid for, "
-                "so measured spend is partial and cost per verified success is not computed."
+                f"so {measured} and cost per verified success is not computed."
             )
         if v["interrupted_attempts"]:
             any_missing = True

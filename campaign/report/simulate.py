@@ -45,13 +45,16 @@ class Simulated:
     def sims(self) -> int:
         return int(self.low.shape[0])
 
-    def half_width(self) -> float:
-        """The expected half-width of the interval (the same at every effect size)."""
-        return float(np.mean(self.high - self.low) / 2.0)
+    def half_width(self) -> float | None:
+        """The expected half-width of the interval (the same at every effect size), over
+        the campaigns that have one (None: none has)."""
+        widths = (self.high - self.low)[~np.isnan(self.low)]
+        return float(np.mean(widths) / 2.0) if widths.size else None
 
     def power(self, effect: float) -> float:
         """The share of campaigns whose interval excludes 0 when the true effect is ``effect``
-        (at 0: the false-positive rate)."""
+        (at 0: the false-positive rate). A campaign without an interval (NaN: its task
+        means all alike) excludes nothing."""
         return float(np.mean((self.low + effect > self.tie) | (self.high + effect < -self.tie)))
 
     def detectable(self, power: float) -> float:
@@ -63,9 +66,10 @@ class Simulated:
         ``high + tie``. The larger of the two is reported, so it holds in both directions.
         """
         k = max(1, math.ceil(power * self.sims - 1e-9))
-        up = np.sort(self.tie - self.low)[k - 1]
-        down = np.sort(self.high + self.tie)[k - 1]
-        return max(0.0, float(up), float(down))
+        # NaN (no interval) sorts last: with fewer than k intervals no effect is detected.
+        up = float(np.sort(self.tie - self.low)[k - 1])
+        down = float(np.sort(self.high + self.tie)[k - 1])
+        return math.inf if math.isnan(up) or math.isnan(down) else max(0.0, up, down)
 
     def bounded_detectable(self, power: float) -> tuple[float | None, str | None]:
         """``detectable``, or None with the reason when it is 1 or more: a difference of

@@ -18,6 +18,10 @@ Choices, stated once:
   always give the same interval.
 - One cluster has no interval (``single_task_cluster``); zero clusters have no
   estimate.
+- Clusters whose means are all the same have no interval either
+  (``no_spread_between_tasks``): every resample is then that mean, and a
+  zero-width 95% interval would claim a certainty a handful of tasks cannot give
+  (the bootstrap cannot show the spread of tasks it never saw differ).
 - Fewer than ``EXPLORATORY_BELOW_TASKS`` (10) task clusters is labelled
   exploratory: with so few clusters the percentile bootstrap is known to
   under-cover, and a handful of selected tasks is no global ranking anyway.
@@ -33,6 +37,9 @@ import numpy as np
 RESAMPLES = 2000
 CONFIDENCE = 0.95
 EXPLORATORY_BELOW_TASKS = 10
+NO_SPREAD_BETWEEN_TASKS = "no_spread_between_tasks"
+# Task means are fractions averaged the same way; equal ones may still differ in the last bits.
+_SAME = 1e-12
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,8 @@ def summarize(cluster_means: np.ndarray | list[float], seed: int, *, empty_reaso
     point = float(means.mean())
     if n == 1:
         return Estimate(point, None, None, 1, None, "single_task_cluster")
+    if np.ptp(means) <= _SAME:
+        return Estimate(point, None, None, n, None, NO_SPREAD_BETWEEN_TASKS)
     low, high = percentile_bounds(bootstrap_means(means, seed, resamples), confidence)
     return Estimate(point, float(low), float(high), n, None, None)
 
@@ -94,12 +103,15 @@ def intervals(cluster_means: np.ndarray, seed: int, *, resamples: int = RESAMPLE
     rule, so each column gets the interval its own report would print (equal to
     floating-point rounding: counting how often each cluster was drawn turns the
     gather into one matrix product, which is what lets the planner afford a thousand
-    simulated campaigns of 500 tasks).
+    simulated campaigns of 500 tasks). A set whose means are all the same has no
+    interval there either: NaN at both ends, which excludes nothing.
     """
     means = np.asarray(cluster_means, dtype=np.float64)
     n = means.shape[0]
     # One row of replicates per set, so the quantile partitions contiguous rows.
     low, high = percentile_bounds(means.T @ _drawn_counts(n, seed, resamples) / n, confidence)
+    flat = np.ptp(means, axis=0) <= _SAME
+    low[flat], high[flat] = np.nan, np.nan
     return low, high
 
 

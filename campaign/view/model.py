@@ -29,6 +29,7 @@ NULL_REASON_WORDS = {
     "no_complete_pairs": "no pair has both variants attempted",
     "no_pairs_with_both_wall_times": "no pair has both wall times",
     "single_task_cluster": "one task cluster: no interval",
+    "no_spread_between_tasks": "every task's mean difference is the same: no interval",
     "no_providers_catalog": "no providers catalog recorded",
     "not_recorded_in_store": "not recorded in the store",
     "no_diagnostic_events_version": "the agent reported no diagnostic events version",

@@ -18,7 +18,7 @@ from typing import Any
 from campaign.progress import format_spend
 from campaign.report import detectable
 from campaign.report.forest import render_svg
-from campaign.report.markdown import offline_ran
+from campaign.report.markdown import offline_ran, wall_only_exploratory
 from campaign.view import model, trials
 from campaign.view.html import el, fmt, h, json_attr, text
 from campaign.view.model import Building, ProviderProgress, null_reason, unknown_of
@@ -313,7 +313,8 @@ def differences_section(pd: Mapping[str, Any]) -> str:
                 data_metric=key,
             )
         )
-    note = text("p", "Exploratory: few task clusters; not a global ranking.", class_="banner") if pd["exploratory"] else ""
+    few = "Exploratory (wall seconds): few task clusters have both wall times" if wall_only_exploratory(pd) else "Exploratory: few task clusters"
+    note = text("p", f"{few}; not a global ranking.", class_="banner") if pd["exploratory"] else ""
     table = el("table", el("thead", el("tr", head)) + el("tbody", "".join(rows)), id="differences")
     sentence = detectable.inconclusive(pd)
     found = text("p", detectable.detectable_line(pd), id="detectable", data_value=json_attr(pd["detectable_effect"]["effect"]))
