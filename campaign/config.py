@@ -65,7 +65,7 @@ def load_base_config(path: Path) -> BaseConfig:
 def parse_base_config(raw: bytes, name: str = "the base config") -> BaseConfig:
     text = inputs.decode_text(raw, name, OPTION, "base config")
     try:
-        data = tomllib.loads(text)
+        data = inputs.toml_loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageProblem(f"{name} is not valid TOML: {exc}", option=OPTION) from None
     check_base_tree(data, name)
@@ -150,7 +150,7 @@ def render_variant(base: BaseConfig, variant: str) -> VariantConfig:
 def check_rendered(base_data: Mapping[str, Any], text: str, variant: str) -> None:
     """The rendered config parses, resolves the variant's profile, and changes nothing else."""
     try:
-        merged = tomllib.loads(text)
+        merged = inputs.toml_loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageProblem(
             f"appending [runtime.tools.disclosure] to the base config does not give valid TOML ({exc}); "

@@ -25,6 +25,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tomllib
 from pathlib import Path
 
 from campaign.errors import UsageProblem
@@ -119,3 +120,32 @@ def _read_all(fd: int, path: Path, option: str | None, limit: int | None) -> byt
     except OSError as exc:
         raise UsageProblem(f"cannot read {path}: {exc.strerror or exc}", option=option) from None
     return b"".join(chunks)
+
+
+# How deep an operator's TOML or JSON may nest. Every file the engine reads nests a
+# handful of levels; tomllib, json and each walk of the parsed tree recurse, so a
+# file nested a few hundred levels deep would end in a RecursionError traceback.
+MAX_NESTING = 64
+
+
+def too_deep(value: object, limit: int = MAX_NESTING) -> bool:
+    """``value`` (parsed JSON or TOML) nests containers deeper than ``limit``; walked
+    without recursion, so the check cannot fail the way the files it guards would."""
+    level = [value]
+    for _ in range(limit + 1):
+        level = [c for v in level for c in (v.values() if isinstance(v, dict) else v if isinstance(v, list) else ())]
+        if not level:
+            return False
+    return True
+
+
+def toml_loads(text: str) -> dict:
+    """``tomllib.loads`` with its nesting bounded (``MAX_NESTING``): a file nested deeper
+    is a ``TOMLDecodeError``, so each reader refuses it in its own words."""
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_NESTING} levels") from None
+    if too_deep(data):
+        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_NESTING} levels")
+    return data

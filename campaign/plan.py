@@ -173,6 +173,13 @@ def parse_json_object(text: str | bytes, what: str, option: str | None = None) -
         value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_no_duplicate_keys)
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageProblem(f"{what} is not valid JSON for a plan: {exc}", option=option) from None
+    except RecursionError:
+        value = None
+        deep = True
+    else:
+        deep = inputs.too_deep(value)
+    if deep:
+        raise UsageProblem(f"{what} nests deeper than {inputs.MAX_NESTING} levels; no plan does", option=option)
     if not isinstance(value, dict):
         raise UsageProblem(f"{what} holds a JSON {_JSON_TYPES.get(type(value), 'value')}, not an object", option=option)
     if _has_non_finite(value):

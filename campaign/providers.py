@@ -63,6 +63,12 @@ REPLAY = "replay"
 _UPSTREAM = re.compile(r"^(replay|https?://[A-Za-z0-9.\-]+(:\d{1,5})?(/[A-Za-z0-9._~/\-]*)?)$")
 
 
+# A dollar a token. Far above any list price, and low enough that no token count priced
+# at it leaves the floats an attempt row is sealed with (1e308 did, after the attempt
+# was paid for, and its row could then never be written).
+MAX_PRICE = 1_000_000
+
+
 @dataclass(frozen=True)
 class Prices:
     """Public list prices, USD per million tokens."""
@@ -131,7 +137,7 @@ def load_catalog(path: Path | None = None) -> Catalog:
     raw = _read(given)
     source = given.resolve()
     try:
-        data = tomllib.loads(inputs.decode_text(raw, source, _CATALOG_OPTION, "providers catalog"))
+        data = inputs.toml_loads(inputs.decode_text(raw, source, _CATALOG_OPTION, "providers catalog"))
     except tomllib.TOMLDecodeError as exc:
         raise UsageProblem(f"cannot parse providers catalog {source}: {exc}", option=_CATALOG_OPTION) from None
     try:
@@ -264,8 +270,8 @@ def _prices(table: Any, where: str) -> Prices:
             raise ValueError(f"{where}: missing key {key}")
         value = table[key]
         numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not (numeric and math.isfinite(value) and value >= 0):
-            raise ValueError(f"{where}.{key} must be a finite, non-negative number (USD per million tokens)")
+        if not (numeric and math.isfinite(value) and 0 <= value <= MAX_PRICE):
+            raise ValueError(f"{where}.{key} must be a non-negative number of USD per million tokens, at most {MAX_PRICE:,}")
         values[key] = float(value)
     return Prices(**values)
 

@@ -206,3 +206,18 @@ def test_variants_apply_args_and_env_per_variant(tmp_path):
 def test_variant_and_wire_rejections(tmp_path, table, needle):
     with pytest.raises(UsageProblem, match=needle.replace("{", r"\{").replace("}", r"\}")):
         load_profile(write(tmp_path, MINIMAL + table))
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        # exec would refuse it only once an attempt, perhaps a paid one, had started.
+        (MINIMAL.replace('"my-agent"', '"my\\u0000agent"'), "client holds a NUL character"),
+        (MINIMAL + '[variants.coding]\nargs = ["--x", "a\\u0000"]\n', "holds a NUL character"),
+        (MINIMAL + "x = " + "[" * 3000 + "]" * 3000 + "\n", "nested deeper than 64 levels"),
+    ],
+    ids=["client", "variant-args", "nesting"],
+)
+def test_what_no_process_could_be_given_is_refused_when_the_profile_is_read(tmp_path, text, needle):
+    with pytest.raises(UsageProblem, match=needle):
+        load_profile(write(tmp_path, text))

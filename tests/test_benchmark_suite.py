@@ -129,6 +129,11 @@ def test_tasks_selects_within_the_suite_and_names_it_when_unknown():
         ('prompt = "x"\n[agent]\ntimeout_sec = 0', "positive number of seconds"),
         ('prompt = "x"\n[agent]\nmodel = "y"', "[agent] holds only timeout_sec"),
         ("prompt = ", "not valid TOML"),
+        # exec would refuse it only once the attempt (perhaps a paid one) had run.
+        ('prompt = "x"\n[verifier]\ncommand = ["bash", "a\\u0000b"]', "holds a NUL character"),
+        # tomllib recurses, and so does every walk of what it returns.
+        ('prompt = "x"\nx = ' + "[" * 3000 + "]" * 3000, "nested deeper than 64 levels"),
+        ('prompt = "x"\nx = ' + "[" * 65 + "]" * 65, "nested deeper than 64 levels"),
     ],
 )
 def test_a_bad_task_definition_is_refused_naming_the_option(tmp_path, toml, message):

@@ -388,3 +388,55 @@ def test_resume_reuses_the_probed_catalogs_and_refuses_another_client_version(tm
     upgraded = run(args)
     assert upgraded.exit_code == 2 and "providers[replay].client_version" in upgraded.output and "'2.0'" in upgraded.output, upgraded.output
     assert counter.read_text().count("run") == 4  # refused before any client ran
+
+
+# --- what a run would find it cannot write, found before its first trial (audit of the CLI)
+
+
+@pytest.mark.parametrize("sibling", ["report.md", "report.svg", "report.json"])
+def test_a_report_file_the_run_could_not_replace_is_refused_before_any_trial(tmp_path, sibling):
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / sibling)
+    result = run(base(out, "--providers", "offline", "--live"))
+    assert result.exit_code == 2, result.output
+    assert f"--output-dir: {out / sibling} is there and is not a file the report can replace" in result.output
+    assert sorted(p.name for p in out.iterdir()) == [sibling]  # no store, no attempt
+
+
+def test_each_providers_report_is_checked_too(tmp_path):
+    out = tmp_path / "out"
+    (out / "report-offline.svg").mkdir(parents=True)
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(offline_copies(["offline", "offline-b"]))
+    result = run(base(out, "--providers", "offline,offline-b", "--providers-catalog", str(catalog), "--live"))
+    assert result.exit_code == 2 and "report-offline.svg is there and is not a file" in result.output, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["report-offline.svg"]
+
+
+def test_an_empty_output_dir_is_refused_never_the_current_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run(["coding", "--campaign", "--tasks", TASKS, "--providers", "offline", "--live", "--output-dir", ""])
+    assert result.exit_code == 2 and "--output-dir" in result.output and "is empty" in result.output, result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_new_campaign_with_another_store_does_not_replace_the_reports_in_its_output_dir(tmp_path):
+    out = tmp_path / "out"
+    assert run(base(out, "--providers", "offline", "--live")).exit_code == 0
+    before = (out / "report.json").read_bytes()
+    other = run(["coding", "--campaign", "--tasks", "semver-precedence", "--repetitions", "1", "--providers", "offline", "--live", "--output-dir", str(out), "--db", str(tmp_path / "other.db")])
+    assert other.exit_code == 2 and "already holds a campaign" in other.output, other.output
+    assert (out / "report.json").read_bytes() == before and not (tmp_path / "other.db").exists()
+
+
+def test_a_store_at_a_path_that_is_not_utf8_is_reported_and_read(tmp_path):
+    # A real process: its own stdout, as a terminal or a pipe would take the path's bytes.
+    out = os.path.join(os.fsencode(tmp_path), b"out-\xff")
+    args = [b"coding", b"--campaign", b"--tasks", b"semver-precedence", b"--repetitions", b"1", b"--providers", b"offline", b"--live", b"--output-dir", out]
+    ran = subprocess.run([sys.executable, "-m", "campaign", *args], capture_output=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr.decode(errors="replace")
+    assert b"report: " + out in ran.stdout and b"Traceback" not in ran.stderr
+    assert json.loads(Path(os.fsdecode(out), "report.json").read_text())["completion"]["attempted"] == 2
+    verified = subprocess.run([sys.executable, "-m", "campaign", "verify", "--db", os.path.join(out, b"campaign.db")], capture_output=True, timeout=120)
+    assert verified.returncode == 0 and b"chain intact" in verified.stdout, verified.stderr

@@ -158,6 +158,16 @@ def test_a_credential_written_in_place_of_its_name_is_never_echoed(ws: Workspace
     assert "QQQQ" not in result.output
 
 
+def test_a_report_beside_the_output_that_could_not_be_written_is_refused_before_any_trial(ws: Workspace):
+    # The run used to pay for every trial, then find report.md a directory and exit 2.
+    agent = agent_file(ws)
+    plan, digest = approve(ws, agent)
+    (ws.root / "reports" / "live.md").mkdir(parents=True)
+    result, report = go_live(ws, agent, plan, digest)
+    refused_live(ws, result, "--output: " + str(report.with_suffix(".md")) + " is there and is not a file the report can replace")
+    assert not report.exists()
+
+
 def test_template_wrapper_is_not_a_plan(ws: Workspace):
     agent = agent_file(ws)
     approve(ws, agent)

@@ -39,7 +39,11 @@ BINARY = b"\x89PNG\r\n\x1a\n\x00\xff\xfe" + bytes(range(256))
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], click.Command]]:
-    for name, command in sorted(group.commands.items()):
+    # Through get_command: the commands are imported on first use, so group.commands
+    # is empty until some other test has run each one.
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
         if isinstance(command, click.Group):
             yield from _commands(command, (*prefix, name))
         else:

@@ -111,7 +111,11 @@ def test_extract_then_digest_round_trip_against_the_spec(tmp_path: Path):
         ("null", "JSON null, not an object"),
         ("{", "not valid JSON"),
         ('{"approved": true, "approved": false}', "appears twice"),
+        # Parsed, then walked by the digest: both recurse (a traceback at ~500 levels).
+        ('{"a":' * 600 + "1" + "}" * 600, "nests deeper than 64 levels"),
+        ('{"a":' * 100_000 + "1" + "}" * 100_000, "nests deeper than 64 levels"),
     ],
+    ids=lambda value: value[:40],
 )
 def test_digest_refuses_what_has_no_canonical_form(tmp_path: Path, text: str, needle: str):
     path = tmp_path / "plan.json"

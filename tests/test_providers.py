@@ -154,7 +154,10 @@ def test_an_override_file_loads(tmp_path):
         (lambda t: t.replace("output = 4\n", ""), "missing key output"),
         (lambda t: t.replace("output = 4", "output = -4"), "non-negative"),
         (lambda t: t.replace("output = 4", 'output = "4"'), "non-negative number"),
-        (lambda t: t.replace("output = 4", "output = nan"), "finite"),
+        (lambda t: t.replace("output = 4", "output = nan"), "non-negative number"),
+        # Any token count priced at 1e308 overflows the float its row is sealed with.
+        (lambda t: t.replace("output = 4", "output = 1e308"), "at most 1,000,000"),
+        (lambda t: t + "x = " + "[" * 3000 + "]" * 3000, "nested deeper than 64 levels"),
         (lambda t: t.replace("ACME_API_KEY", "ACME_SECRET"), "credential_env"),
         (lambda t: t.replace("ACME_API_KEY", "acme_api_key"), "credential_env"),
         (lambda t: t.replace('credential_env = "ACME_API_KEY"\n', ""), "needs its credential_env"),

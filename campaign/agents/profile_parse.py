@@ -229,6 +229,9 @@ def _relative(value: str, where: str) -> str:
 def _str_list(value: Any, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"{where} must be a list of strings")
+    if any("\0" in v for v in value):
+        # exec refuses it only once an attempt (perhaps a paid one) is already running.
+        raise ValueError(f"{where} holds a NUL character, which no process argument can carry")
     return value
 
 

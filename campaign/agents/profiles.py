@@ -54,7 +54,7 @@ def load_profile(name_or_path: str, source: Path | None = None) -> AgentProfile:
         path = PROFILES_DIR / f"{name_or_path}.toml"
         text = path.read_text(encoding="utf-8")
     try:
-        data = tomllib.loads(text)
+        data = inputs.toml_loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageProblem(f"cannot read agent profile {name_or_path}: {exc}", option=_OPTION) from exc
     try:

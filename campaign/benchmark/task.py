@@ -130,7 +130,7 @@ def suite_problem(root: Path) -> Problem:
 def read_toml(path: Path, problem: Problem) -> dict[str, Any]:
     """A task's TOML, read as an operator's file: a FIFO or a binary file is refused."""
     try:
-        return tomllib.loads(inputs.read_text(path, SUITE_OPTION, "task file"))
+        return inputs.toml_loads(inputs.read_text(path, SUITE_OPTION, "task file"))
     except tomllib.TOMLDecodeError as exc:
         raise problem(f"{path.name} is not valid TOML ({exc})") from None
 
@@ -219,6 +219,8 @@ def _engine_verifier(table: Any, verifier_dir: Path, problem: Problem) -> Verifi
         return Verifier(timeout_sec=timeout)
     if not isinstance(command, list) or not command or not all(isinstance(w, str) and w for w in command):
         raise problem("[verifier] command must be a non-empty list of non-empty strings, e.g. [\"bash\", \"run_tests.sh\"]")
+    if any("\0" in w for w in command):
+        raise problem("[verifier] command holds a NUL character, which no process argument can carry")
     if _names_verifier_file(command[0], verifier_dir):
         raise problem(f"[verifier] command starts with {command[0]!r}, a file of verifier/: name its interpreter first, e.g. [\"bash\", {command[0]!r}]")
     argv = (command[0], *(f"{VERIFIER_DIRNAME}/{w}" if _names_verifier_file(w, verifier_dir) else w for w in command[1:]))

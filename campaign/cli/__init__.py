@@ -22,6 +22,11 @@ def main() -> None:
     from campaign.supervise.interrupt import SIGNALS, hold
 
     intr = hold()
+    for stream in (sys.stdout, sys.stderr):
+        # A path whose name is not UTF-8 (os.fsdecode's surrogates) is printed as its own
+        # bytes, as ls would, instead of failing the line that names it.
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="surrogateescape")
     try:
         try:
             testhooks.reached("start")

@@ -117,6 +117,9 @@ class _Output(click.Path):
     def convert(self, value, param, ctx):
         path = Path(value).expanduser()
         with _refused_as(self, param, ctx):
+            if not str(value).strip():
+                # Path("") is ".": an empty value would write into the current directory unasked.
+                raise UsageProblem("is empty; give the path to write to (an empty value is never the current directory)")
             st = _stat(path)
             kind = inputs.kind_of(st.st_mode) if st is not None else None  # None: a regular file, or nothing
             if st is not None and self.directory and not stat.S_ISDIR(st.st_mode):

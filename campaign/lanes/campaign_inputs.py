@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.canonical import spec_digest
 from campaign.providers import REPLAY, Catalog, Provider, load_catalog, resolve_providers
+from campaign.report.export import check_report_output
 from campaign.schedule import build_schedule
 from campaign.store import STORE_NAME, repository
 from campaign.store.migrate import open_store
@@ -64,6 +65,12 @@ class CampaignInputs:
 
     def task(self, name: str) -> benchmark.Task:
         return next(t for t in self.tasks if t.name == name)
+
+
+def report_outputs(output_dir: Path, providers: Sequence[str]) -> list[Path]:
+    """The reports a campaign writes into its --output-dir: the overall one, and one per
+    provider when there are several (each with its .md and .svg beside it)."""
+    return [output_dir / "report.json", *(output_dir / f"report-{name}.json" for name in providers if len(providers) > 1)]
 
 
 def parse_variants(value: str | None) -> tuple[str, ...]:
@@ -138,6 +145,8 @@ def validate(
     output_dir = Path(opts.output_dir).expanduser().absolute()  # type: ignore[arg-type]
     if output_dir.exists() and not output_dir.is_dir():
         raise UsageProblem(f"{opts.output_dir} is not a directory", option="--output-dir")
+    for report in report_outputs(output_dir, [p.name for p in providers]):
+        check_report_output(report, "--output-dir")
     profiles = {p.name: load_profile(opts.agent or p.agent) for p in providers}
     if opts.rehearse:
         providers = rehearsed(providers, profiles)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from campaign.lanes import worker
 from campaign.lanes.breaker import Halt
-from campaign.lanes.campaign_inputs import CampaignInputs
+from campaign.lanes.campaign_inputs import CampaignInputs, report_outputs
 from campaign.progress import UNDER_OTHER_CAP, Progress, ProviderPlan, TrialsNotAttempted
 from campaign.report import write_report
 from campaign.store import leases, repository
@@ -128,8 +128,8 @@ def write_reports(engine: Engine, campaign_id: int, inputs: CampaignInputs) -> t
     if not repository.attempts_for(engine, campaign_id):
         return ()
     inputs.output_dir.mkdir(parents=True, exist_ok=True)
-    written = [write_report(engine, campaign_id, inputs.output_dir / "report.json").json]
-    if len(inputs.providers) > 1:
-        for provider in inputs.providers:
-            written.append(write_report(engine, campaign_id, inputs.output_dir / f"report-{provider.name}.json", provider=provider.name).json)
+    overall, *each = report_outputs(inputs.output_dir, [p.name for p in inputs.providers])
+    written = [write_report(engine, campaign_id, overall).json]
+    for provider, output in zip(inputs.providers, each):
+        written.append(write_report(engine, campaign_id, output, provider=provider.name).json)
     return tuple(written)

@@ -69,7 +69,9 @@ def run(
     if not runs:
         _say_tasks(inputs, stream)
         return CampaignResult(None, inputs.db, (), len(schedule), 0, len(schedule), None, live=False)
-    if not opts.resume and store_file is not None and store_file.exists():
+    # Whatever --db says, a new campaign's reports would replace those already in --output-dir.
+    holds = [p for p in (inputs.output_dir / STORE_NAME, inputs.output_dir / "report.json") if p.exists()]
+    if not opts.resume and holds:
         raise RerunWith(f"{inputs.output_dir} already holds a campaign; choose a new --output-dir, or continue it with --resume", option="--resume", add=("--resume",))
     if opts.continue_blocked and store_file is not None and not store_file.exists():
         raise _nothing_to_continue()

@@ -25,6 +25,7 @@ from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.lanes.options import CodingOptions
 from campaign.lanes.paired_plan import compute_experiment, schedule_for, validate
 from campaign.plan import read_json_object
+from campaign.report.export import check_report_output
 from campaign.lanes.spend_watch import ceiling_line
 from campaign.spend import ATTEMPT_EXCEEDED_CEILING, budget_allows_next, exceeded_ceiling
 from campaign.store import repository
@@ -89,6 +90,7 @@ def run(
 ) -> LiveResult:
     environ = os.environ if environ is None else environ
     inputs = validate(opts, db, Path(cwd or Path.cwd()))
+    check_report_output(Path(opts.output).expanduser(), "--output")  # type: ignore[arg-type]
     plan = read_json_object(Path(opts.plan).expanduser(), "the plan", option="--plan")  # type: ignore[arg-type]
     if inputs.profile.build_artifacts and not build_artifact_paths(inputs.profile, inputs.source):
         raise UsageProblem(

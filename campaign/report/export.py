@@ -100,9 +100,7 @@ def write_report(engine: Engine, campaign_id: int | None, output: Path, *, provi
     ``allow_unverified``: then the report is written and says it is unverified.
     """
     output = Path(output)
-    if output.suffix != ".json":
-        raise UsageProblem(f"{output.name} should end in .json (the Markdown and SVG are written beside it)", option="--output")
-    _replaceable((output, output.with_suffix(".md"), output.with_suffix(".svg")), "--output")
+    check_report_output(output, "--output")
     with collector_paused():
         built = build_report(engine, resolve_campaign(engine, campaign_id).id, provider=provider, require_verified=not allow_unverified)
         return _write(built, output, output.with_suffix(".md"), output.with_suffix(".svg"))
@@ -120,6 +118,14 @@ def export_report(engine: Engine, campaign_id: int | None, output_dir: Path, *, 
 def _export(report: dict[str, Any], base: Path) -> Written:
     check_allowlisted(report)
     return _write(report, base.with_suffix(".json"), base.with_suffix(".md"), base.with_suffix(".svg"))
+
+
+def check_report_output(output: Path, option: str) -> None:
+    """OUTPUT.json and the .md and .svg written beside it can be written: a lane that ends
+    in a report checks this before its first trial, not after paying for all of them."""
+    if output.suffix != ".json":
+        raise UsageProblem(f"{output.name} should end in .json (the Markdown and SVG are written beside it)", option=option)
+    _replaceable((output, output.with_suffix(".md"), output.with_suffix(".svg")), option)
 
 
 def _replaceable(paths: Iterable[Path], option: str) -> None:

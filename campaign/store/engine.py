@@ -96,7 +96,7 @@ def _is_sqlite_file(path: Path) -> bool:
     until its locks are gone; ``immutable`` reads without locks or shared memory
     and leaves no ``-wal``/``-shm`` beside a store nobody has open."""
     try:
-        conn = sqlite3.connect(f"file:{urllib.parse.quote(str(path))}?mode=ro&immutable=1", uri=True)
+        conn = sqlite3.connect(f"file:{_quoted(path)}?mode=ro&immutable=1", uri=True)
     except sqlite3.Error:
         return False
     try:
@@ -220,7 +220,13 @@ def _readonly_uri(path: Path) -> str:
     (a store is always in WAL mode, and the last writer to close removes the ``-wal``).
     Decided without opening the file outside SQLite (see ``_is_sqlite_file``)."""
     quiet = not Path(f"{path}-wal").exists()
-    return f"file:{urllib.parse.quote(str(path))}?mode=ro" + ("&immutable=1" if quiet else "")
+    return f"file:{_quoted(path)}?mode=ro" + ("&immutable=1" if quiet else "")
+
+
+def _quoted(path: Path) -> str:
+    """``path`` for a SQLite URI: its own bytes, percent-encoded (a name that is not UTF-8
+    has no str that would quote to it)."""
+    return urllib.parse.quote(os.fsencode(path))
 
 
 def _read_only_session(url: URL) -> URL:
