@@ -151,3 +151,32 @@ def test_tables_and_schema_read_each_backend(runner, backend_url):
     assert schema.exit_code == 0, schema.output
     for table in ("campaigns", "trials", "attempts", "ledger"):
         assert f"CREATE TABLE {table} (" in schema.output
+
+
+def _foreign(path):
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE foo (x INTEGER)")
+        conn.execute("INSERT INTO foo VALUES (1)")
+    return path.read_bytes()
+
+
+def test_a_database_that_is_not_a_store_is_refused_and_left_as_it_was(runner, tmp_path):
+    """Another program's SQLite file was called an older store, switched to WAL, and
+    `db upgrade` then wrote campaign tables into it (found by an audit of bad input)."""
+    path = tmp_path / "other.db"
+    before = _foreign(path)
+    for args in (["worker"], ["recover", "--all"], ["db", "upgrade"], ["coding", "--campaign", "--providers", "offline", "--tasks", "semver-precedence", "--live", "--output-dir", str(tmp_path / "out")]):
+        result = runner.invoke(cli, [*args, "--db", str(path)])
+        assert result.exit_code == 2, (args, result.output)
+        assert "is a database with tables that are not a campaign store" in result.output, (args, result.output)
+        assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["other.db"], args
+    assert "state: foreign" in runner.invoke(cli, ["db", "current", "--db", str(path)]).output
+
+
+def test_refusing_an_empty_file_leaves_it_empty(runner, tmp_path):
+    path = tmp_path / "empty.db"
+    path.touch()
+    for args in (["worker"], ["recover", "--all"]):
+        result = runner.invoke(cli, [*args, "--db", str(path)])
+        assert result.exit_code == 2 and "holds no campaign store" in result.output, (args, result.output)
+        assert path.read_bytes() == b"" and sorted(p.name for p in tmp_path.iterdir()) == ["empty.db"], args

@@ -56,10 +56,6 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
-def _is_empty(engine: Engine) -> bool:
-    return not inspect(engine).get_table_names()
-
-
 def upgrade_engine(engine: Engine, revision: str = "head") -> None:
     config = alembic_config()
     with engine.connect() as conn:
@@ -82,15 +78,44 @@ def upgrade_engine(engine: Engine, revision: str = "head") -> None:
 
 
 def schema_state(engine: Engine) -> str:
-    """'empty', 'head', 'behind' or 'ahead'."""
-    if _is_empty(engine):
+    """'empty', 'head', 'behind', 'ahead', or 'foreign': tables, but neither a revision
+    nor a campaigns table (another program's database, never upgraded into a store)."""
+    tables = inspect(engine).get_table_names()
+    if not tables:
         return "empty"
     current = current_revision(engine)
     if current == head_revision():
         return "head"
+    if current is None and "campaigns" not in tables:
+        return "foreign"
     if current is None or current in known_revisions():
         return "behind"
     return "ahead"
+
+
+def _state_before_opening(url: URL) -> str | None:
+    """An existing SQLite file's state, read through a read-only engine: refusing a file
+    must not change it (a read-write connection turns on WAL, and writes a header into
+    an empty file). None: no file there yet, or not SQLite."""
+    if url.get_backend_name() != "sqlite" or not Path(str(url.database)).is_file():
+        return None
+    probe = make_engine(url, readonly=True)
+    try:
+        return schema_state(probe)
+    except Exception as exc:  # a file that is not a database
+        raise open_failure(url, exc) from None
+    finally:
+        probe.dispose()
+
+
+def _refuse(url: URL, state: str, *, create: bool) -> None:
+    """The refusal of a store in ``state`` that cannot be opened as it is."""
+    if state == "empty" and not create:
+        raise UsageProblem(f"{describe(url)} holds no campaign store; run `campaign db upgrade`", option="--db")
+    if state == "foreign":
+        raise UsageProblem(f"{describe(url)} is a database with tables that are not a campaign store; give the path of a campaign store, or of a new file", option="--db")
+    if state == "behind":
+        raise SchemaBehind(f"the store at {describe(url)} is at an older schema; run `campaign db upgrade` (it takes a backup first)")
 
 
 def open_store(db: str | None, *, create: bool = True, readonly: bool = False) -> Engine:
@@ -101,20 +126,20 @@ def open_store(db: str | None, *, create: bool = True, readonly: bool = False) -
     """
     create = create and not readonly
     url = resolve_url(db, must_exist=not create)
+    found = _state_before_opening(url)
+    if found is not None and found not in ("head", "ahead"):
+        _refuse(url, found, create=create)
     engine = make_engine(url, readonly=readonly)
     try:
         state = schema_state(engine)
     except Exception as exc:  # a file that is not a database, a refused connection
         engine.dispose()
         raise open_failure(url, exc) from None
-    if state == "empty":
-        if not create:
-            engine.dispose()
-            raise UsageProblem(f"{describe(url)} holds no campaign store; run `campaign db upgrade`", option="--db")
+    if state == "empty" and create:
         upgrade_engine(engine)
-    elif state == "behind":
+    elif state in ("empty", "foreign", "behind"):
         engine.dispose()
-        raise SchemaBehind(f"the store at {describe(url)} is at an older schema; run `campaign db upgrade` (it takes a backup first)")
+        _refuse(url, state, create=create)
     elif state == "ahead":
         engine.dispose()
         raise SchemaAhead(f"the store at {describe(url)} was written by a newer campaign (revision {current_revision(engine)}); upgrade campaign, do not downgrade the store")
@@ -222,12 +247,16 @@ def upgrade_store(db: str | None) -> tuple[str | None, str, Path | None]:
     Returns (revision before, revision after, backup path or None).
     """
     url = resolve_url(db)
+    if _state_before_opening(url) == "foreign":
+        _refuse(url, "foreign", create=True)
     engine = make_engine(url)
     try:
         try:
             state = schema_state(engine)
         except Exception as exc:  # a file that is not a database, a refused connection
             raise open_failure(url, exc) from None
+        if state == "foreign":
+            _refuse(url, state, create=True)
         before = None if state == "empty" else current_revision(engine)
         if state == "ahead":
             raise SchemaAhead(f"the store at {describe(url)} is at revision {before}, newer than this campaign's head {head_revision()}; upgrade campaign instead")
