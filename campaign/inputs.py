@@ -42,6 +42,11 @@ _KINDS = (
 )
 
 
+def _the(what: str) -> str:
+    """``the task file``, ``the plan file``: ``what`` may already say it is a file."""
+    return f"the {what}" if what.endswith("file") else f"the {what} file"
+
+
 def kind_of(mode: int) -> str | None:
     """What a non-regular file is, in words; None for a regular file."""
     if stat.S_ISREG(mode):
@@ -68,7 +73,7 @@ def check_regular(path: Path, option: str | None, what: str) -> os.stat_result:
         raise UsageProblem(f"{path} {stat_problem(exc)}", option=option) from None
     kind = kind_of(st.st_mode)
     if kind is not None:
-        raise UsageProblem(f"{path} is {kind}, not a file; give the {what} file", option=option)
+        raise UsageProblem(f"{path} is {kind}, not a file; give {_the(what)}", option=option)
     if not os.access(path, os.R_OK):
         raise UsageProblem(f"{path} is not readable", option=option)
     return st
@@ -85,7 +90,7 @@ def read_bytes(path: Path, option: str | None, what: str, *, limit: int | None =
     try:
         kind = kind_of(os.fstat(fd).st_mode)
         if kind is not None:  # replaced between the check and the open
-            raise UsageProblem(f"{path} is {kind}, not a file; give the {what} file", option=option)
+            raise UsageProblem(f"{path} is {kind}, not a file; give {_the(what)}", option=option)
         return _read_all(fd, path, option, limit)
     finally:
         os.close(fd)
@@ -104,7 +109,7 @@ def decode_text(raw: bytes, path: Path | str, option: str | None, what: str) -> 
             return raw.decode("utf-8")
     except UnicodeDecodeError:
         pass
-    raise UsageProblem(f"{path} is binary, not UTF-8 text; give the {what} file", option=option)
+    raise UsageProblem(f"{path} is binary, not UTF-8 text; give {_the(what)}", option=option)
 
 
 def _read_all(fd: int, path: Path, option: str | None, limit: int | None) -> bytes:

@@ -22,6 +22,9 @@ from pathlib import Path
 import pytest
 from helpers.reports import results_only
 
+from campaign.progress import format_usd
+from campaign.store import repository
+
 TASKS = "semver-precedence,invoice-rounding"
 # The offline agent, started a little late so that a signal lands mid-attempt.
 SLOW_AGENT = (
@@ -90,6 +93,12 @@ def test_a_stopped_attempt_keeps_its_row_without_a_verdict_and_runs_again_on_res
     resumed = subprocess.run(args_for(out, slow_agent, "--resume"), env=env_for(out), capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert rows(out, "SELECT state FROM campaigns") == [("completed",)]
+    # The spend shown after the resume is the store's, the interrupted attempt's included
+    # (it was left out: the progress line read less than the caps counted).
+    spent = [repository.counted_spend(*row) for row in rows(out, "SELECT cost_usd, spend_complete, equivalent_spend_usd FROM attempts")]
+    shown = "?" if all(s is None for s in spent) else format_usd(float(sum(s for s in spent if s is not None))) + ("+?" if None in spent else "")
+    last = [line for line in resumed.stderr.splitlines() if line.startswith("progress: campaign ")][-1]
+    assert f" spend {shown}" in last, (last, spent)
     # The trial got exactly one fresh attempt; the interrupted row is untouched.
     assert rows(out, "SELECT id, status FROM attempts WHERE trial_pk = ? ORDER BY seq", trial_pk) == [(attempt_id, "interrupted"), (rows(out, "SELECT max(id) FROM attempts WHERE trial_pk = ?", trial_pk)[0][0], "finished")]
     assert rows(out, "SELECT count(*) FROM trials WHERE status != 'finished'") == [(0,)]

@@ -153,3 +153,14 @@ def test_the_spend_forecast_from_a_one_repetition_pilot_is_within_15_percent_of_
     # The campaign's own report now says what it could detect.
     detectable = json.loads((real / "report.json").read_text())["paired_differences"]["detectable_effect"]
     assert detectable["effect"] is not None or detectable["effect_reason"] in ("no_spread_observed", "not_detectable_at_this_size")
+
+
+def test_a_pilot_store_edited_by_hand_is_one_line_never_a_traceback(tmp_path):
+    import sqlite3
+
+    db = pilot_store(tmp_path / "pilot.db")
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TABLE attempts")
+    result = run(["power", "--campaign", "1", "--db", db])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert result.output.startswith("Error: the store at ") and "failed (no such table: attempts)" in result.output

@@ -65,3 +65,8 @@ def test_text_and_a_bounded_read(tmp_path):
     link = tmp_path / "link.toml"
     link.symlink_to(path)
     assert read_text(link, "--config", "base config").startswith("[agent]")  # a link to a file is that file
+
+
+def test_a_what_that_already_says_file_is_not_said_twice(tmp_path):
+    (tmp_path / "task.toml").mkdir()
+    assert str(_refusal(check_regular, tmp_path / "task.toml", "--config", "task file")).endswith("not a file; give the task file")

@@ -63,3 +63,17 @@ def test_probe_refuses_an_agent_without_a_wire(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = run(["probe", "--agent", "offline", "--model", "replay:scripted"])
     assert result.exit_code == 2 and "no wire to probe" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--model", "replay:scripted", "--task", "nosuch"], "Error: --task: unknown task 'nosuch'"),
+        (["--model", "zz:synthetic"], "no provider of the built-in catalog takes the route 'zz'; give --model PROVIDER:MODEL"),
+    ],
+)
+def test_probe_refusals_name_the_option_at_fault(tmp_path, monkeypatch, args, says):
+    monkeypatch.chdir(tmp_path)
+    result = run(["probe", "--agent", "offline-wire", *args])
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert list(tmp_path.iterdir()) == []

@@ -402,3 +402,18 @@ def test_a_worker_joins_a_campaign_of_one_provider_with_or_without_its_model_opt
     assert "nothing left to claim" in joined.output
     (stored,) = rows(db, "SELECT experiment_json FROM campaigns")
     assert json.loads(stored[0])["model"] == (model or "alpha:synthetic")
+
+
+@pytest.mark.parametrize("edited", ["not json", "[1]"])
+def test_a_worker_on_a_campaign_whose_experiment_was_edited_says_so_in_one_line(tmp_path, catalog, edited):
+    db = str(tmp_path / "edited.db")
+    out = tmp_path / "out"
+    ran = subprocess.run(command(out, db, catalog), env=env_for(tmp_path), capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    engine = make_engine(resolve_url(db))
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE campaigns SET experiment_json = :v"), {"v": edited})
+    engine.dispose()
+    worker = subprocess.run([sys.executable, "-m", "campaign", "worker", "--db", db, "--campaign-id", "1", "--providers-catalog", str(catalog)], env=env_for(tmp_path), capture_output=True, text=True, timeout=120)
+    assert worker.returncode == 1 and "Traceback" not in worker.stderr, worker.stderr
+    assert "experiment is not the JSON object the engine writes (the row was edited outside the engine)" in worker.stderr

@@ -110,11 +110,12 @@ def open_progress(engine: Engine, campaign_id: int, inputs: CampaignInputs, tria
     def seconds(a: Attempt) -> float | None:
         return (a.ended_at - a.started_at).total_seconds() if a.ended_at else None
 
-    # Results and faulted attempts; an interrupted attempt was counted by the run it ended.
+    # Results, faulted attempts and the interrupted attempts of earlier runs: they have no
+    # verdict, but what they spent counts against the caps, so it is in the spend shown.
     done = [
-        worker.attempt_event(by_pk[a.trial_pk], a.outcome, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd, seconds(a))
+        worker.attempt_event(by_pk[a.trial_pk], a.outcome or a.status, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd, seconds(a))
         for a in repository.attempts_for(engine, campaign_id)
-        if a.status in ("finished", "faulted")
+        if a.status in ("finished", "faulted", "interrupted")
     ]
     done += [worker.attempt_event(t, a.outcome, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd, seconds(a)) for t, a in repository.carried_results(engine, campaign_id)]
     skipped = [TrialsNotAttempted(t.provider, 1, t.not_attempted_reason) for t in trials if t.status == "not_attempted"]

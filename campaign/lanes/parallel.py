@@ -19,7 +19,6 @@ worker's host and then ``--resume --continue-blocked``. Never a silent retry.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import signal
@@ -35,7 +34,7 @@ from sqlalchemy import Engine
 from campaign.errors import CampaignError, Interrupted, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes import holders, spend_watch, worker
-from campaign.lanes.campaign_inputs import experiment, mismatched_fields, validate
+from campaign.lanes.campaign_inputs import experiment, mismatched_fields, stored_experiment, validate
 from campaign.lanes.campaign_outputs import build_result, close_run, open_progress, write_reports
 from campaign.progress import TrialsNotAttempted
 from campaign.providers import load_catalog
@@ -122,7 +121,7 @@ def worker_inputs(engine: Engine, campaign_id: int, given: opt.CodingOptions, en
     row = repository.get_campaign(engine, campaign_id)
     if row is None or row.kind != "campaign":
         raise UsageProblem(f"no campaign {campaign_id} (of kind campaign) in this store", option="--campaign-id")
-    stored = json.loads(row.experiment_json)
+    stored = stored_experiment(row)
     options = experiment_options(stored, given, load_catalog(given.providers_catalog))
     inputs = validate(options, engine.url.render_as_string(hide_password=False), options.providers_catalog, environ, stored=stored)
     differing = mismatched_fields(stored, experiment(inputs))

@@ -112,8 +112,11 @@ def run_probe(agent: str, model: str, task_name: str, environ: Mapping[str, str]
     """`campaign probe`: load the profile, check its wire, measure each variant's catalog."""
     profile = load_profile(agent)
     route = opt.parse_model(model)
-    task = benchmark.get_task(task_name)
-    wire = resolve_route(profile, provider_for_route(load_catalog(), route.provider), profile_python=sys.executable, environ=environ, option="--agent")
+    task = benchmark.builtin_suite().get(task_name, option="--task")
+    provider = provider_for_route(load_catalog(), route.provider)
+    if provider is None:
+        raise UsageProblem(f"no provider of the built-in catalog takes the route {route.provider!r}; give --model PROVIDER:MODEL with one of its routes", option="--model")
+    wire = resolve_route(profile, provider, profile_python=sys.executable, environ=environ, option="--agent")
     if wire is None:
         raise UsageProblem(f"the {profile.name} agent does not reach its model through {{proxy_url}}, so there is no wire to probe", option="--agent")
     seeds.check(profile, environ)

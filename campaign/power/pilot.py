@@ -20,6 +20,7 @@ from campaign.power.forecast import CellCost
 from campaign.report import aggregates, integrity
 from campaign.report.spread import TaskPairs
 from campaign.store import repository
+from campaign.store import scope as store_scope
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,13 @@ class Pilot:
 
 
 def read_pilot(engine: Engine, campaign_id: int, provider: str | None = None, *, option: str = "--campaign") -> Pilot:
-    """The pilot campaign's pairs and costs (``option`` names the operator's option in a refusal)."""
+    """The pilot campaign's pairs and costs (``option`` names the operator's option in a refusal).
+    A store that fails to read (a table dropped by hand) is one line naming it."""
+    with store_scope.guarded(engine):
+        return _read_pilot(engine, campaign_id, provider, option)
+
+
+def _read_pilot(engine: Engine, campaign_id: int, provider: str | None, option: str) -> Pilot:
     campaign = repository.get_campaign(engine, campaign_id)
     if campaign is None:
         raise UsageProblem(f"no campaign {campaign_id} in this store; list them with `campaign sql \"SELECT id, kind, state FROM campaigns\"`", option=option)
