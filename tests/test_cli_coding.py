@@ -225,6 +225,15 @@ def test_outputs_inside_the_source_are_refused(ws: Workspace, where: str):
     assert not (ws.source / "reports").exists()
 
 
+def test_a_base_config_inside_the_source_is_refused(ws: Workspace):
+    # The help always said "outside --source"; one inside was taken (an audit of bad input).
+    inside = ws.source / "base.toml"
+    inside.write_text(ws.config.read_text())
+    args = ws.args()
+    args[args.index("--config") + 1] = str(inside)
+    refused(ws, args, "--config", "is inside the source checkout")
+
+
 def test_output_that_would_overwrite_the_config_is_refused(ws: Workspace):
     result = run(ws.args(output=ws.config))
     assert result.exit_code == 2 and "overwrite the --config file" in result.output

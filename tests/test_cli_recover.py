@@ -18,6 +18,12 @@ def test_needs_exactly_one_of_attempt_or_all(runner, engine, db_url):
         assert result.exit_code == 2 and "give one ATTEMPT_ID or --all" in result.output
 
 
+def test_a_wait_that_is_not_a_number_is_refused(runner, engine, db_url):
+    # NaN passes a range check (no comparison with it holds), and waited 0 s.
+    result = runner.invoke(cli, ["recover", "--all", "--wait", "nan", "--db", db_url])
+    assert result.exit_code == 2 and "Invalid value for '--wait': 'nan' is not a number" in result.output
+
+
 def test_unknown_attempt_is_a_usage_problem(runner, engine, db_url):
     result = runner.invoke(cli, ["recover", "99", "--db", db_url])
     assert result.exit_code == 2 and "no attempt 99" in result.output

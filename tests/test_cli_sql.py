@@ -47,6 +47,13 @@ def test_json_output_keeps_null_as_null(runner, seeded):
     assert json.loads(result.output) == [{"seed": 107, "stop_reason": None}]
 
 
+def test_two_formats_at_once_are_refused_not_one_silently_chosen(runner, seeded):
+    result = runner.invoke(cli, ["sql", "SELECT seed FROM campaigns", "--db", str(seeded), "--json", "--csv"])
+    assert result.exit_code == 2 and "--json and --csv cannot be combined" in result.output
+    csv = runner.invoke(cli, ["sql", "SELECT seed FROM campaigns", "--db", str(seeded), "--csv"])
+    assert csv.exit_code == 0 and csv.output.splitlines() == ["seed", "107"]
+
+
 def test_the_statement_is_sent_as_written(runner, seeded):
     """A colon or a backslash inside a string literal is the literal's, not a parameter."""
     result = runner.invoke(cli, ["sql", "SELECT 'see :x' AS v, 'a\\:b' AS w", "--db", str(seeded), "--json"])

@@ -21,6 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from helpers.catalogs import offline_copies
 from helpers.procs import wait_for
 from sqlalchemy import text
@@ -417,3 +418,9 @@ def test_a_worker_on_a_campaign_whose_experiment_was_edited_says_so_in_one_line(
     worker = subprocess.run([sys.executable, "-m", "campaign", "worker", "--db", db, "--campaign-id", "1", "--providers-catalog", str(catalog)], env=env_for(tmp_path), capture_output=True, text=True, timeout=120)
     assert worker.returncode == 1 and "Traceback" not in worker.stderr, worker.stderr
     assert "experiment is not the JSON object the engine writes (the row was edited outside the engine)" in worker.stderr
+
+
+def test_a_provider_named_twice_is_refused(tmp_path):
+    result = CliRunner().invoke(cli, ["worker", "--providers", "alpha,alpha", "--db", str(tmp_path / "none.db")])
+    assert result.exit_code == 2 and "--providers: a provider is named twice in 'alpha,alpha'" in result.output, result.output
+    assert list(tmp_path.iterdir()) == []

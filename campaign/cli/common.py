@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from collections.abc import Iterator
 
@@ -17,6 +18,16 @@ from campaign.store.base import MAX_INTEGER
 # The run ended with trials left without a result (a stop rule, a halted provider,
 # trials not attempted); stderr says why and how to continue.
 EXIT_UNFINISHED = 3
+
+class FiniteRange(click.FloatRange):
+    """click's FloatRange, refusing NaN (which passes its bounds: no comparison with NaN holds)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return number
+
 
 ROW_ID = click.IntRange(1, MAX_INTEGER)
 SEED = click.IntRange(-MAX_INTEGER - 1, MAX_INTEGER)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from campaign.cli.common import ROW_ID, core_errors, db_option
+from campaign.cli.common import ROW_ID, FiniteRange, core_errors, db_option
 from campaign.errors import CleanupUnverified, UsageProblem
 from campaign.store.migrate import open_store
 from campaign.supervise import recovery
@@ -13,7 +13,7 @@ from campaign.supervise import recovery
 @click.command()
 @click.argument("attempt_id", type=ROW_ID, required=False)
 @click.option("--all", "all_", is_flag=True, help="Every attempt whose cleanup is not yet verified.")
-@click.option("--wait", type=click.FloatRange(0, 60), default=10.0, show_default=True, help="Seconds to wait for signalled members to exit.")
+@click.option("--wait", type=FiniteRange(0, 60), default=10.0, show_default=True, help="Seconds to wait for signalled members to exit.")
 @click.option("--lock-fd", type=int, hidden=True)
 @db_option
 def recover(attempt_id: int | None, all_: bool, wait: float, lock_fd: int | None, db: str | None) -> None:

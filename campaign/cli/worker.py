@@ -53,6 +53,8 @@ def worker(db: str | None, campaign_id: int | None, providers: str | None, **val
         wanted = [p.strip() for p in providers.split(",")] if providers is not None else None
         if wanted is not None and not all(wanted):
             raise UsageProblem(f"empty provider name in {providers!r}; give NAME,NAME or leave --providers out for any", option="--providers")
+        if wanted is not None and len(set(wanted)) != len(wanted):
+            raise UsageProblem(f"a provider is named twice in {providers!r}; name each once", option="--providers")
         engine = open_store(db, create=False)
         try:
             row = repository.get_campaign(engine, campaign_id) if campaign_id is not None else repository.latest_campaign(engine, kind="campaign")

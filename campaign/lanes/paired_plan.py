@@ -131,6 +131,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
     source = resolve_source(opts.source, cwd)
     output = Path(opts.output).expanduser().absolute()  # type: ignore[arg-type]
     check_output(output, source, opts)
+    check_outside_source(opts.config, source, "--config")
     check_outside_source(opts.failure_dir, source, "--failure-dir")
     store_file = sqlite_file(db)
     if store_file is not None:
