@@ -112,8 +112,24 @@ def test_without_live_it_prints_the_schedule_and_runs_nothing(tmp_path):
     out = tmp_path / "out"
     result = run(base(out))
     assert result.exit_code == 0, result.output
-    assert "would run 4 trials" in result.output and "add --live" in result.output
+    assert "would run 4 of 4 trials" in result.output and "add --live" in result.output
     assert not out.exists()
+
+
+def test_without_live_it_says_what_live_would_do_with_the_store_there(tmp_path):
+    # It printed "would run 4 trials" over a complete campaign, and over one --live refuses.
+    out = tmp_path / "out"
+    assert run(base(out, "--live")).exit_code == 0
+    # SQLite's shared-memory index (-shm) is not the store: a reader may touch it.
+    before = {p.name: p.read_bytes() for p in out.iterdir() if not p.name.endswith("-shm")}
+    resumed = run(base(out, "--resume"))
+    assert resumed.exit_code == 0 and "would run 0 of 4 trials" in resumed.output, resumed.output
+    assert "--resume continues campaign 1" in resumed.output and "4 of its 4 trials are settled" in resumed.output
+    again = run(base(out))
+    assert again.exit_code == 0 and "already holds campaign 1: --live would refuse; add --resume" in again.output, again.output
+    changed = run(["coding", "--campaign", "--tasks", TASKS, "--repetitions", "3", "--output-dir", str(out), "--resume"])
+    assert changed.exit_code == 0 and "--live --resume would refuse: these options would change campaign 1's experiment: repetitions" in changed.output, changed.output
+    assert {p.name: p.read_bytes() for p in out.iterdir() if not p.name.endswith("-shm")} == before
 
 
 # --- running and resuming -------------------------------------------------------------

@@ -86,7 +86,9 @@ def _run_campaign(options: opt.CodingOptions, db: str | None) -> None:
     _forecast(preflight.forecast(options, db))
     result = multi_provider.run(options, db, limits=limits, catalog_path=options.providers_catalog, stream=sys.stderr)
     if not result.live:
-        click.echo(f"would run {result.scheduled} trials, one at a time, interleaved by pair; nothing ran (add --live to execute)")
+        if result.note:
+            click.echo(result.note)
+        click.echo(f"would run {result.left} of {result.scheduled} trials, one at a time, interleaved by pair; nothing ran (add --live to execute)")
         click.echo(f"store: nothing written; with --live the store is {result.store}")
         return
     stopped = f"; stopped: {result.stop_reason}" if result.stop_reason else ""

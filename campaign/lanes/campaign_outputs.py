@@ -46,6 +46,8 @@ class CampaignResult:
     not_attempted: Mapping[str, int] = dataclasses.field(default_factory=dict)
     # What stopped an engine_error attempt, for the operator (never stored).
     engine_error: str | None = None
+    # Without --live: what the store means for a --live run (a refusal, or what a resume continues).
+    note: str | None = None
 
     @property
     def unfinished(self) -> bool:

@@ -50,6 +50,30 @@ def _say_tasks(inputs: CampaignInputs, stream: TextIO | None) -> None:
         print(line, file=stream, flush=True)
 
 
+def _preview(opts: opt.CodingOptions, db: str | None, catalog_path: Path | None, environ: Mapping[str, str], inputs: CampaignInputs, scheduled: int) -> tuple[int, str | None]:
+    """Without --live: how many trials --live would run with the store as it is, or why it
+    would refuse (read-only: the preview writes nothing, not even a new store)."""
+    try:
+        engine = open_store(inputs.db, readonly=True)
+    except UsageProblem:
+        return scheduled, None  # no store yet: --live starts the campaign
+    try:
+        existing = repository.latest_campaign(engine, kind="campaign")
+        if existing is None:
+            return scheduled, None
+        if not opts.resume:
+            return 0, f"{describe(engine.url)} already holds campaign {existing.id}: --live would refuse; add --resume to continue it"
+        stored = stored_experiment(existing)
+        differing = mismatched_fields(stored, experiment(validate(opts, db, catalog_path, environ, stored=stored, probe=False)))
+        if differing:
+            return 0, f"--live --resume would refuse: these options would change campaign {existing.id}'s experiment: {', '.join(differing)}"
+        trials = repository.trials_in_order(engine, existing.id)
+        left = sum(t.status == "scheduled" or (t.status == "not_attempted" and t.not_attempted_reason in REOPEN_ON_RESUME) for t in trials)
+        return left, f"--resume continues campaign {existing.id} in {describe(engine.url)}: {len(trials) - left} of its {len(trials)} trials are settled"
+    finally:
+        engine.dispose()
+
+
 def run(
     opts: opt.CodingOptions,
     db: str | None,
@@ -68,7 +92,8 @@ def run(
     store_file = inputs.output_dir / STORE_NAME if db is None else None
     if not runs:
         _say_tasks(inputs, stream)
-        return CampaignResult(None, inputs.db, (), len(schedule), 0, len(schedule), None, live=False)
+        left, note = _preview(opts, db, catalog_path, environ, inputs, len(schedule))
+        return CampaignResult(None, inputs.db, (), len(schedule), 0, left, None, live=False, note=note)
     # Whatever --db says, a new campaign's reports would replace those already in --output-dir.
     holds = [p for p in (inputs.output_dir / STORE_NAME, inputs.output_dir / "report.json") if p.exists()]
     if not opts.resume and holds:
