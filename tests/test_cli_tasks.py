@@ -101,6 +101,17 @@ def test_check_refuses_bad_input_naming_the_option_and_checks_nothing(runner, ar
     assert "checking" not in result.output and not any(task_checks.iterdir())
 
 
+def test_a_records_place_that_is_not_a_directory_is_refused_before_any_check(runner, tmp_path, monkeypatch):
+    # It was found only when the first sound task was recorded: a traceback after the checks.
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("CAMPAIGN_TASK_CHECKS", str(tmp_path / "file"))
+    result = runner.invoke(cli, ["tasks", "check", "--task-suite", str(SUITES / "engine-example"), "--runs", "2"])
+    assert result.exit_code == 2 and "checking" not in result.output, result.output
+    (line,) = _lines(result.output, "Error:")
+    assert "CAMPAIGN_TASK_CHECKS" in line and "to be a directory" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
 def test_check_without_a_suite_checks_the_builtin_tasks_and_records_nothing(runner, task_checks):
     result = runner.invoke(cli, ["tasks", "check", "--tasks", "semver-precedence", "--runs", "2"])
     assert result.exit_code == 0, result.output

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from campaign.benchmark.suite import task_digest
 from campaign.benchmark.task import Task
+from campaign.errors import UsageProblem
 
 CHECKS_ENV = "CAMPAIGN_TASK_CHECKS"
 
@@ -28,6 +29,16 @@ def checks_dir(environ: Mapping[str, str] = os.environ) -> Path:
         return Path(environ[CHECKS_ENV]).expanduser()
     base = environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "campaign" / "task-checks"
+
+
+def check_place(environ: Mapping[str, str] = os.environ) -> None:
+    """Where the records go is a directory, or nothing yet: checked before any task runs,
+    not found when the first sound task is recorded (a traceback after minutes of checks)."""
+    where = checks_dir(environ)
+    probe = next((p for p in (where, *where.parents) if p.exists()), None)
+    if probe is not None and not probe.is_dir():
+        named = f"${CHECKS_ENV}" if environ.get(CHECKS_ENV) else "the task-checks directory"
+        raise UsageProblem(f"{named} ({where}) needs {probe} to be a directory; point it at a directory", option=CHECKS_ENV if environ.get(CHECKS_ENV) else None)
 
 
 def record_sound(task: Task, digest: str, checked_at: dt.datetime, environ: Mapping[str, str] = os.environ) -> Path:

@@ -122,6 +122,7 @@ def check(task_suite, names: str | None, runs: int) -> None:
     with core_errors():
         suite = benchmark.suite_of(task_suite)
         selected = suite.resolve(names)
+        checks.check_place()
         click.echo(f"checking {len(selected)} task(s) of {suite.describe()}, {runs} runs each of the fixture and of the solution", err=True)
         found = task_check.check_tasks(suite, selected, runs=runs, progress=lambda result: click.echo(result.line()))
     unsound = [r for r in found if not r.sound]

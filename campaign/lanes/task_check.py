@@ -111,6 +111,7 @@ def check_tasks(
     environ: Mapping[str, str] = os.environ,
 ) -> list[TaskCheck]:
     """Check every task (in the given order), reporting each as soon as it is judged."""
+    checks.check_place(environ)
     privileged = confine.can_map_roots()
     digests = {t.name: task_digest(t) for t in tasks}
     found: dict[str, TaskCheck] = {}
