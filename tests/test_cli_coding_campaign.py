@@ -430,6 +430,17 @@ def test_each_providers_report_is_checked_too(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["report-offline.svg"]
 
 
+@pytest.mark.parametrize("resume", [[], ["--resume"]], ids=["new", "resume"])
+def test_a_store_place_that_is_a_directory_is_named_as_the_output_dirs(tmp_path, resume):
+    # It read as a campaign already there, and its --resume blamed a --db never given.
+    out = tmp_path / "out"
+    (out / "campaign.db").mkdir(parents=True)
+    result = run(base(out, "--providers", "offline", "--live", *resume))
+    assert result.exit_code == 2, result.output
+    assert f"Error: {out / 'campaign.db'}, where the campaign's store goes, is not a file; move it, or choose another --output-dir" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["campaign.db"] and not any((out / "campaign.db").iterdir())
+
+
 def test_an_empty_output_dir_is_refused_never_the_current_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = run(["coding", "--campaign", "--tasks", TASKS, "--providers", "offline", "--live", "--output-dir", ""])

@@ -145,6 +145,9 @@ def validate(
     output_dir = Path(opts.output_dir).expanduser().absolute()  # type: ignore[arg-type]
     if output_dir.exists() and not output_dir.is_dir():
         raise UsageProblem(f"{opts.output_dir} is not a directory", option="--output-dir")
+    if db is None and (output_dir / STORE_NAME).exists() and not (output_dir / STORE_NAME).is_file():
+        # Else it reads as a campaign already there, and its --resume as a --db never given.
+        raise UsageProblem(f"{output_dir / STORE_NAME}, where the campaign's store goes, is not a file; move it, or choose another --output-dir", option="--output-dir")
     for report in report_outputs(output_dir, [p.name for p in providers]):
         check_report_output(report, "--output-dir")
     profiles = {p.name: load_profile(opts.agent or p.agent) for p in providers}
