@@ -174,6 +174,14 @@ def test_an_unknown_campaign_or_an_empty_store_is_refused(runner, engine, db_url
     result = runner.invoke(cli, ["view", "--db", str(empty)])
     assert result.exit_code == 2 and "holds no campaign store" in result.output
     assert empty.read_bytes() == b""
+    # Another program's database: refused as such, never served as an empty list.
+    foreign = tmp_path / "foreign.db"
+    with __import__("sqlite3").connect(foreign) as conn:
+        conn.execute("CREATE TABLE foo (x INTEGER)")
+    before = foreign.read_bytes()
+    result = runner.invoke(cli, ["view", "--db", str(foreign)])
+    assert result.exit_code == 2 and "is a database with tables that are not a campaign store" in result.output, result.output
+    assert foreign.read_bytes() == before
 
 
 def test_output_dir_wins_over_campaign_db_from_the_environment(runner, tmp_path, monkeypatch):
@@ -353,7 +361,7 @@ def test_values_are_escaped(engine, ro):
 
 
 def test_errors_show_no_exception_text(engine, ro):
-    make_campaign(engine)
+    cid = make_campaign(engine)
     missing, static, unknown = fetch(ro(), "/campaigns/424242", "/static/view.js", "/static/../source.py")
     assert missing.status == 404 and "No such campaign" in missing.text
     assert static.status == 200 and static.headers["Content-Type"].startswith("text/javascript")
@@ -361,6 +369,10 @@ def test_errors_show_no_exception_text(engine, ro):
     # An id no 64-bit row can have names no campaign either: never a 500.
     huge = "9" * 23
     assert [r.status for r in fetch(ro(), f"/campaigns/{huge}", f"/api/campaigns/{huge}", f"/api/campaigns/{huge}/status")] == [404, 404, 404]
+    # Past 4,300 digits int() refuses the text itself: that was a 500 and a terminal line each.
+    longer = "1" * 4301
+    assert [r.status for r in fetch(ro(), f"/campaigns/{longer}", f"/api/campaigns/{longer}", f"/api/campaigns/{longer}/status")] == [404, 404, 404]
+    assert fetch(ro(), f"/campaigns/{'0' * 30}{cid}")[0].status == 200  # leading zeros are the id they pad
 
 
 # --- the tamper warning ------------------------------------------------------------------
@@ -679,6 +691,27 @@ def test_a_served_store_is_unchanged_and_ctrl_c_exits_130(engine, db_path):
     assert "interrupted" in err and "Traceback" not in err
     assert (hashlib.sha256(db_path.read_bytes()).hexdigest(), db_path.stat().st_mtime_ns) == before
     assert [p.name for p in db_path.parent.iterdir()] == [db_path.name]  # no -wal or -shm left beside it
+
+
+def test_allow_remote_on_a_loopback_bind_keeps_the_host_check(engine, db_path):
+    # --allow-remote dropped the check against DNS rebinding even on 127.0.0.1, where it
+    # opens nothing: a page of attacker.example resolving to 127.0.0.1 could read the report.
+    make_campaign(engine)
+    engine.dispose()
+    proc = subprocess.Popen([sys.executable, "-m", "campaign", "view", "--db", str(db_path), "--allow-remote"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        base = URL_LINE.match(proc.stdout.readline().rstrip("\n")).group(1).rstrip("/")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(base + "/api/campaigns", headers={"Host": "attacker.example"}), timeout=30)
+        assert refused.value.code == 403
+        with urllib.request.urlopen(base + "/api/campaigns", timeout=30) as response:
+            assert response.status == 200
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_sigterm_stops_it_too(engine, db_path):

@@ -142,10 +142,11 @@ async def blocking(request: web.Request, fn: Callable[..., Any], *args: Any) -> 
 
 
 def _campaign_id(request: web.Request) -> int:
-    campaign_id = int(request.match_info["campaign_id"])
-    if campaign_id > MAX_INTEGER:  # names no campaign (and would reach the driver)
+    digits = request.match_info["campaign_id"].lstrip("0")
+    # Past 19 digits it names no campaign; past 4,300 int() itself refuses it (a 500).
+    if len(digits) > len(str(MAX_INTEGER)) or int(digits or "0") > MAX_INTEGER:
         raise web.HTTPNotFound()
-    return campaign_id
+    return int(digits or "0")
 
 
 # --- handlers ---------------------------------------------------------------------

@@ -84,7 +84,10 @@ async def _serve_until_signal(engine: Engine, sock: socket.socket, opts: ViewOpt
     stopped: asyncio.Future[int] = loop.create_future()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, lambda s=signum: stopped.done() or stopped.set_result(s))
-    runner = web.AppRunner(build_app(engine, allow_remote=opts.allow_remote, report_patience=PAGE_PATIENCE_S), access_log=None, handle_signals=False)
+    # Bound to loopback, --allow-remote opens nothing: the Host check (against DNS
+    # rebinding) is dropped only when the server really listens beyond this machine.
+    remote = opts.allow_remote and as_loopback(str(sock.getsockname()[0])) is None
+    runner = web.AppRunner(build_app(engine, allow_remote=remote, report_patience=PAGE_PATIENCE_S), access_log=None, handle_signals=False)
     await runner.setup()
     try:
         await web.SockSite(runner, sock).start()

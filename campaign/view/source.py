@@ -93,6 +93,7 @@ def open_readonly(db: str | None) -> Engine:
         raise StoreError(f"cannot open the store at {describe(url)}: {exc.__class__.__name__}") from None
     problem = {
         "empty": UsageProblem(f"{describe(url)} holds no campaign store; nothing to show", option="--db"),
+        "foreign": UsageProblem(f"{describe(url)} is a database with tables that are not a campaign store; nothing to show", option="--db"),
         "behind": SchemaBehind(f"the store at {describe(url)} is at an older schema; run `campaign db upgrade` (the view never changes a store)"),
         "ahead": SchemaAhead(f"the store at {describe(url)} was written by a newer campaign; upgrade campaign"),
     }.get(state)
