@@ -8,6 +8,8 @@ process). The browser end-to-end test lives in test_view_browser.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from decimal import Decimal
 import hashlib
 import html
@@ -693,39 +695,40 @@ def test_a_served_store_is_unchanged_and_ctrl_c_exits_130(engine, db_path):
     assert [p.name for p in db_path.parent.iterdir()] == [db_path.name]  # no -wal or -shm left beside it
 
 
+@contextlib.contextmanager
+def _served(db_path, *extra: str) -> Iterator[tuple[subprocess.Popen, str]]:
+    """`campaign view` as a real process, its base URL; stopped by SIGTERM at the end."""
+    proc = subprocess.Popen([sys.executable, "-m", "campaign", "view", "--db", str(db_path), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        match = URL_LINE.match(proc.stdout.readline().rstrip("\n"))
+        assert match, proc.stderr.read() if proc.poll() is not None else ""
+        yield proc, match.group(1).rstrip("/")
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_allow_remote_on_a_loopback_bind_keeps_the_host_check(engine, db_path):
     # --allow-remote dropped the check against DNS rebinding even on 127.0.0.1, where it
     # opens nothing: a page of attacker.example resolving to 127.0.0.1 could read the report.
     make_campaign(engine)
     engine.dispose()
-    proc = subprocess.Popen([sys.executable, "-m", "campaign", "view", "--db", str(db_path), "--allow-remote"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        base = URL_LINE.match(proc.stdout.readline().rstrip("\n")).group(1).rstrip("/")
+    with _served(db_path, "--allow-remote") as (_, base):
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(urllib.request.Request(base + "/api/campaigns", headers={"Host": "attacker.example"}), timeout=30)
         assert refused.value.code == 403
         with urllib.request.urlopen(base + "/api/campaigns", timeout=30) as response:
             assert response.status == 200
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_sigterm_stops_it_too(engine, db_path):
     make_campaign(engine)
     engine.dispose()
-    proc = subprocess.Popen([sys.executable, "-m", "campaign", "view", "--db", str(db_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert URL_LINE.match(proc.stdout.readline().rstrip("\n"))
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    with _served(db_path) as (proc, _):
+        pass
     assert proc.returncode == 130
 
 
