@@ -109,11 +109,11 @@ def test_export_refuses_a_plan_only_campaign(engine, db_url, runner, tmp_path):
     )
     share = tmp_path / "share"
     result = runner.invoke(cli, ["export", str(planned), "--output-dir", str(share), "--db", db_url])
-    assert result.exit_code == 1
-    assert "plan-only" in result.output and "not a live result" in result.output
+    assert result.exit_code == 2  # the wrong campaign named, as a nonpaired one is
+    assert "CAMPAIGN_ID" in _one_error(result) and "plan-only" in result.output and "not a live result" in result.output
     assert not share.exists() or not any(share.iterdir())
     result = runner.invoke(cli, ["report", str(planned), "--output", str(tmp_path / "r.json"), "--db", db_url])
-    assert result.exit_code == 1 and "plan-only" in result.output
+    assert result.exit_code == 2 and "plan-only" in result.output and not (tmp_path / "r.json").exists()
 
 
 def test_a_stopped_live_campaign_with_no_attempts_is_still_reported(engine, db_url, runner, tmp_path):

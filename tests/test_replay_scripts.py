@@ -4,6 +4,7 @@ and driving a real conversation to a passing hidden verifier."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -408,7 +409,9 @@ def test_a_suite_tasks_script_solves_it_in_a_fresh_working_copy(tmp_path, suite,
             (work / step.path).parent.mkdir(parents=True, exist_ok=True)
             (work / step.path).write_text(step.content, encoding="utf-8")
         elif isinstance(step, Run) and not task.harbor:  # a Harbor script's /solution lives in the attempt's own root
-            done = subprocess.run(step.command, shell=True, cwd=work, capture_output=True, text=True, timeout=60)
+            # As in an attempt, the script's `mktemp -d` lands in a TMPDIR of its own (else /tmp keeps it).
+            env = {**os.environ, "TMPDIR": str(tmp_path)}
+            done = subprocess.run(step.command, shell=True, cwd=work, env=env, capture_output=True, text=True, timeout=60)
             assert (done.returncode != 0) is step.expect_failure, done.stderr
     if task.harbor:
         assert any(isinstance(s, Run) and "/solution" in s.command and "solve.sh" in s.command for s in steps)

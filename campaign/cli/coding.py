@@ -149,7 +149,7 @@ def _say_why_unfinished(result) -> None:
 @click.option("--timeout", type=int, metavar="S", help=f"Positive per-attempt deadline in seconds [default: {opt.DEFAULT_TIMEOUT}].")
 @click.option("--run-timeout", type=int, metavar="S", help=f"Paired only: positive whole-run deadline in seconds [default: {opt.DEFAULT_RUN_TIMEOUT}].")
 @click.option("--profile-python", type=InputFile("Python interpreter", text=False), metavar="PATH", help="Paired only: Python >= 3.11 for the profiler [default: this interpreter].")
-@click.option("--output", type=OutputFile(), metavar="FILE.json", help="Required without --campaign (which writes to --output-dir): the report, or with --paired and no --live the unsigned plan template. Must be outside --source (it would change the source digest).")
+@click.option("--output", type=OutputFile(), metavar="FILE.json", help="Required without --campaign (which writes to --output-dir): the report, or with --paired and no --live the unsigned plan template. With --paired, keep it outside --source (it would change the source digest).")
 @click.option("--plan", type=InputFile("approved plan"), metavar="FILE.json", help="Paired --live only: the approved plan object (not the template).")
 @click.option("--approve-plan-digest", metavar="SHA256", help="Paired --live only: lowercase SHA-256 of the canonical approved plan.")
 @click.option("--live/--no-live", default=None, help="Never implied. --paired: allow paid calls once every approval check passes; --campaign: run the trials (without it, only the schedule is shown).")

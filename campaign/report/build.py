@@ -28,7 +28,7 @@ from sqlalchemy import Connection, Engine
 
 from campaign import __version__, testhooks
 from campaign.bulk import collector_paused
-from campaign.errors import CampaignError, UnreadableValue, UsageProblem
+from campaign.errors import UnreadableValue, UsageProblem
 from campaign.report import aggregates, detectable, identity, results, spending, stats
 from campaign.report.allowlist import enum_or_unlisted, sanitize
 from campaign.report.integrity import Integrity, check_rows, read_lineage, refuse_unless_verified
@@ -45,8 +45,9 @@ SCHEMA_VERSION = 3
 
 ALWAYS_UNCONTROLLED = ("provider_cache_state", "provider_queue", "provider_load", "pricing_drift", "route_drift", "os_scheduling")
 
-class PlanOnlyArtifact(CampaignError):
-    """The campaign was only planned: there is no live result to report or share."""
+class PlanOnlyArtifact(UsageProblem):
+    """The campaign was only planned: there is no live result to report or share (the
+    operator named the wrong campaign, as with a nonpaired one: exit 2)."""
 
 def resolve_campaign(engine: Engine, campaign_id: int | None) -> Campaign:
     """The asked-for campaign, or the latest paired or multi-provider one when none is
@@ -110,7 +111,9 @@ def build_report(
     with snapshot.readers(engine) as read, collector_paused():
         if is_plan_only(campaign, int(aggregates.has_attempts(read.conn, scope))):
             raise PlanOnlyArtifact(
-                f"campaign {campaign.id} is plan-only (state {campaign.state}, no attempts); a plan template is not a live result and is not reported as one"
+                f"campaign {campaign.id} is plan-only (state {campaign.state}, no attempts); a plan template is not a live result and is not reported as one;"
+                " name a campaign that ran with --live",
+                option="CAMPAIGN_ID",
             )
         # The counts and the simulations: apart, in a child on another core when this
         # process may fork (else beside, in a thread), while this one reads and checks

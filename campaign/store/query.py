@@ -29,7 +29,7 @@ _DESCRIBING_PRAGMAS = frozenset(
 
 
 class _ReadOnlyAuthorizer:
-    """SQLite authorizer for ``campaign sql``: denies ATTACH/DETACH and pragma writes.
+    """SQLite authorizer for ``campaign sql``: denies ATTACH/DETACH (and VACUUM INTO) and pragma writes.
 
     The ``mode=ro`` connection already refuses writes to the store; ATTACH would
     still open (and create) another file, and a pragma write would change the
@@ -40,8 +40,12 @@ class _ReadOnlyAuthorizer:
         self.denied: list[str] = []
 
     def __call__(self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None) -> int:
-        if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
-            self.denied.append("ATTACH" if action == sqlite3.SQLITE_ATTACH else "DETACH")
+        if action == sqlite3.SQLITE_ATTACH:
+            # ATTACH and VACUUM INTO both reach SQLite as an attach of the file they name.
+            self.denied.append(f"opening another database file ({arg1!r}, by ATTACH or VACUUM INTO)")
+            return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_DETACH:
+            self.denied.append("DETACH")
             return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_PRAGMA and arg2 is not None and (arg1 or "").lower() not in _DESCRIBING_PRAGMAS:
             self.denied.append(f"PRAGMA {arg1} = {arg2}")
