@@ -149,8 +149,9 @@ def toml_loads(text: str) -> dict:
     is a ``TOMLDecodeError``, so each reader refuses it in its own words."""
     try:
         data = tomllib.loads(text)
+        deep = too_deep(data)
     except RecursionError:
-        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_NESTING} levels") from None
-    if too_deep(data):
+        deep = True
+    if deep:
         raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_NESTING} levels")
     return data

@@ -27,7 +27,7 @@ from campaign import testhooks
 from campaign.errors import Interrupted, RerunWith, UsageProblem
 from campaign.lanes import holders, options as opt, parallel, spend_watch, worker
 from campaign.lanes.breaker import Breaker
-from campaign.lanes.campaign_inputs import CampaignInputs, experiment, mismatched_fields, schedule_for, stored_experiment, stored_experiment_of, validate
+from campaign.lanes.campaign_inputs import CampaignInputs, experiment, mismatched_fields, report_outputs, schedule_for, stored_experiment, stored_experiment_of, validate
 from campaign.lanes.campaign_outputs import CampaignResult, build_result, close_run, open_progress, write_reports
 from campaign.lanes.continuation import REOPEN_ON_RESUME, ResumeRefused, my_identity, settle_resume, take_lease
 from campaign.progress import TrialsNotAttempted
@@ -95,7 +95,7 @@ def run(
         left, note = _preview(opts, db, catalog_path, environ, inputs, len(schedule))
         return CampaignResult(None, inputs.db, (), len(schedule), 0, left, None, live=False, note=note)
     # Whatever --db says, a new campaign's reports would replace those already in --output-dir.
-    holds = [p for p in (inputs.output_dir / STORE_NAME, inputs.output_dir / "report.json") if p.exists()]
+    holds = [p for p in (inputs.output_dir / STORE_NAME, report_outputs(inputs.output_dir, ())[0]) if p.exists()]
     if not opts.resume and holds:
         raise RerunWith(f"{inputs.output_dir} already holds a campaign; choose a new --output-dir, or continue it with --resume", option="--resume", add=("--resume",))
     if opts.continue_blocked and store_file is not None and not store_file.exists():
