@@ -317,6 +317,69 @@ def test_missing_spend_stops_later_trials(ws: Workspace):
     assert rows(ws, "SELECT cost_usd, spend_complete FROM attempts") == [(None, 0)]
 
 
+# --- one approval, several runs: the plan bounds the experiment, not one invocation ----
+
+
+def test_a_second_run_of_a_used_up_approval_is_refused_and_runs_nothing(ws: Workspace):
+    agent = agent_file(ws)
+    plan, digest = approve(ws, agent)  # max_attempts: the scheduled 4
+    first, report = go_live(ws, agent, plan, digest)
+    assert first.exit_code == 0, first.output
+    before = report.read_bytes()
+    again, _ = go_live(ws, agent, plan, digest)
+    assert again.exit_code == 2, again.output
+    (line,) = [x for x in again.output.splitlines() if x.startswith("Error:")]
+    ((cid, *_),) = live_campaign(ws)
+    assert "--approve-plan-digest" in line and f"approved plan {digest[:12]} already ran in this store (campaign {cid})" in line
+    assert "4 of max_attempts 4" in line and "approve a new plan" in line
+    assert len(live_campaign(ws)) == 1 and rows(ws, "SELECT count(*) FROM attempts") == [(4,)]
+    assert report.read_bytes() == before
+
+
+def test_a_second_run_gets_only_what_the_first_left_of_the_spend(ws: Workspace):
+    agent = agent_file(ws)
+    # The offline agent's four costs add up to about $0.18: a second whole run would pass $0.45.
+    plan, digest = approve(ws, agent, max_spend_usd=0.45, per_attempt_spend_ceiling_usd=0.15, max_attempts=40)
+    first, _ = go_live(ws, agent, plan, digest)
+    assert first.exit_code == 0, first.output
+    ((cid, *_),) = live_campaign(ws)
+    second, _ = go_live(ws, agent, plan, digest)
+    assert f"approved plan {digest[:12]} already ran in this store (campaign {cid}): this run gets what is left of 4 of max_attempts 40" in second.output
+    assert second.exit_code == 3, second.output
+    costs = [c for (c,) in rows(ws, "SELECT cost_usd FROM attempts ORDER BY campaign_id, seq")]
+    # Over both runs, every attempt started while the spend so far plus its ceiling fit the one maximum,
+    # and the second run stopped when the next ceiling no longer did.
+    assert 4 < len(costs) < 8 and all(sum(costs[:i]) + 0.15 <= 0.45 for i in range(len(costs)))
+    assert sum(costs) + 0.15 > 0.45
+    assert rows(ws, f"SELECT state, stop_reason FROM campaigns WHERE id = {cid + 1}") == [("stopped", "spend_limit")]
+    third, _ = go_live(ws, agent, plan, digest)
+    assert third.exit_code == 2 and "and used it" in third.output, third.output
+    assert rows(ws, "SELECT count(*) FROM attempts")[0][0] == len(costs) and len(live_campaign(ws)) == 2
+
+
+def test_a_run_after_one_whose_spend_is_unknown_is_refused(ws: Workspace):
+    agent = agent_file(ws, "no-usage")
+    plan, digest = approve(ws, agent, max_attempts=40)
+    first, _ = go_live(ws, agent, plan, digest)
+    assert first.exit_code == 3, first.output
+    again, _ = go_live(ws, agent, plan, digest)
+    assert again.exit_code == 2, again.output
+    assert "the spend of 1 attempt(s) there is unknown" in again.output and "--approve-plan-digest" in again.output
+    assert rows(ws, "SELECT count(*) FROM attempts") == [(1,)] and len(live_campaign(ws)) == 1
+
+
+def test_approval_left_counts_every_earlier_run():
+    from campaign.lanes.paired_live import approval_left
+    from campaign.store.repository import ApprovalUse
+    from decimal import Decimal
+
+    assert approval_left(ApprovalUse((), 0, Decimal(0), 0), APPROVAL) is None
+    assert approval_left(ApprovalUse((1,), 3, Decimal("0.5"), 0), APPROVAL) is None  # 0.5 spent + 0.5 ceiling fits 1.0
+    assert "and used it" in approval_left(ApprovalUse((1,), 3, Decimal("0.51"), 0), APPROVAL)
+    assert "and used it" in approval_left(ApprovalUse((1, 2), 4, Decimal(0), 0), APPROVAL)
+    assert "unknown" in approval_left(ApprovalUse((1,), 1, Decimal(0), 1), APPROVAL)
+
+
 def test_run_deadline_caps_the_per_attempt_deadline(ws: Workspace):
     agent = agent_file(ws, "hang")
     plan, digest = approve(ws, agent, "--run-timeout", "2")

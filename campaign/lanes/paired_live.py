@@ -5,6 +5,13 @@ gates check the stop reason, the whole-run deadline, the attempt count and
 measured spend plus the next per-attempt ceiling. A stop is recorded on the
 campaign and every trial it prevents is recorded ``not_attempted`` with the
 reason, never counted as an attempt or a success.
+
+An approved plan bounds the experiment, not one invocation: the attempt count
+and the spend are those of every live campaign of this store run under the same
+approved digest (``repository.approval_use``), so running the command again (after
+an interrupt, say) gets what the earlier runs left, and nothing once they used it
+up, or once one of them left a spend unknown. Another store's runs of the same plan
+are out of sight: the external provider cap the plan requires still bounds those.
 """
 
 from __future__ import annotations
@@ -66,6 +73,39 @@ def gate(*, stop_reason: str | None, now: float, deadline: float, attempted: int
     return None
 
 
+def approval_left(used: repository.ApprovalUse, approval: Approval) -> str | None:
+    """Why a new run of an approved plan that earlier runs in this store used may not
+    start (None: it may, with what they left)."""
+    if not used.campaign_ids:
+        return None
+    ran = f"approved plan {approval.plan_digest[:12]} already ran in this store (campaign {', '.join(map(str, used.campaign_ids))})"
+    if used.unknown:
+        return (
+            f"{ran} and the spend of {used.unknown} attempt(s) there is unknown, so what is left of its max_spend_usd cannot be bounded;"
+            " approve a new plan (a new digest) to run again"
+        )
+    if used.attempts >= approval.max_attempts or not budget_allows_next(used.spent_usd, approval.limits):
+        return f"{ran} and used it: {_used(used, approval)}; approve a new plan (a new digest) to run again"
+    return None
+
+
+def approval_line(used: repository.ApprovalUse, approval: Approval) -> str:
+    """For the operator, when this run continues an approval earlier runs used."""
+    return f"approved plan {approval.plan_digest[:12]} already ran in this store (campaign {', '.join(map(str, used.campaign_ids))}): this run gets what is left of {_used(used, approval)}"
+
+
+def _used(used: repository.ApprovalUse, approval: Approval) -> str:
+    cap, ceiling = approval.limits.max_spend_usd, approval.limits.per_attempt_ceiling_usd
+    return (
+        f"{used.attempts} of max_attempts {approval.max_attempts} and ${_dollars(used.spent_usd)} of max_spend_usd ${_dollars(cap)}"
+        f" (an attempt starts while the spend plus its ${_dollars(ceiling)} ceiling fits)"
+    )
+
+
+def _dollars(amount: Decimal | None) -> str:
+    return "?" if amount is None else format(round(amount, 6).normalize(), "f")
+
+
 def after_attempt(result: AttemptOutcome, approval: Approval) -> str | None:
     """Stops that an attempt's own outcome triggers for every later trial."""
     if result.stop_reason is not None:
@@ -102,6 +142,13 @@ def run(
     approval = authorize(plan, opts.approve_plan_digest or "", len(schedule), environ, experiment.as_dict())
 
     engine = open_store(db)
+    used = repository.approval_use(engine, approval.plan_digest)
+    refusal = approval_left(used, approval)
+    if refusal is not None:
+        engine.dispose()
+        raise UsageProblem(refusal, option="--approve-plan-digest")
+    if used.campaign_ids:
+        progress(approval_line(used, approval))
     started = timer()
     deadline = started + inputs.run_timeout
     campaign_id = repository.create_campaign(
@@ -139,13 +186,15 @@ def run(
             while ran and stop_reason is None:
                 ran = False
                 for trial in [t for t in repository.trials_in_order(engine, campaign_id) if t.status == "scheduled"]:
+                    # This campaign's attempts and those of every other run of the same approval.
+                    used = repository.approval_use(engine, approval.plan_digest)
                     stop_reason = gate(
-                        stop_reason=stop_reason,
+                        stop_reason=stop_reason or ("spend_incomplete" if used.unknown else None),
                         now=timer(),
                         deadline=deadline,
-                        attempted=repository.attempt_count(engine, campaign_id),
+                        attempted=used.attempts,
                         approval=approval,
-                        measured=repository.measured_spend(engine, campaign_id),
+                        measured=used.spent_usd,
                     )
                     if stop_reason is None and breaker.check(provider, inputs.wire.upstream if inputs.wire else None):
                         stop_reason = "provider_unavailable"

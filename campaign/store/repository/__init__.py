@@ -46,7 +46,9 @@ from campaign.store.repository.common import REQUEUED, Clock, utcnow
 from campaign.store.repository.continuation import carried_results, carryable_trials, create_continuation
 from campaign.store.repository.ledger import LedgerMember, ledger_for, record_ledger, set_ledger_verdict
 from campaign.store.repository.spend import (
+    ApprovalUse,
     ProviderSpend,
+    approval_use,
     counted_spend,
     counted_usd,
     measured_spend,
@@ -65,8 +67,8 @@ from campaign.store.repository.trials import (
 )
 
 __all__ = [
-    "REQUEUED", "CampaignCounts", "Clock", "LedgerMember", "NewCampaign", "ProviderSpend", "RunnerIdentity",
-    "acquire_campaign", "admit_trial", "attempt_count", "attempts_for", "campaign_counts", "campaign_runner", "carried_results", "carryable_trials",
+    "REQUEUED", "ApprovalUse", "CampaignCounts", "Clock", "LedgerMember", "NewCampaign", "ProviderSpend", "RunnerIdentity",
+    "acquire_campaign", "admit_trial", "approval_use", "attempt_count", "attempts_for", "campaign_counts", "campaign_runner", "carried_results", "carryable_trials",
     "close_campaign", "counted_spend", "counted_usd", "create_campaign", "create_continuation", "fault_attempts", "finish_attempt",
     "get_attempt", "get_campaign", "input_heads", "latest_campaign", "ledger_for", "lineage", "mark_not_attempted", "mark_remaining_not_attempted",
     "measured_spend", "measured_spend_parts", "provider_spend", "record_ledger", "record_spend_limits", "release_campaign", "report_inputs",

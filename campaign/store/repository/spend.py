@@ -24,6 +24,30 @@ def measured_spend(engine: Engine, campaign_id: int, provider: str | None = None
         return money.usd(conn.execute(stmt).scalar_one()) or Decimal(0)
 
 
+@dataclass(frozen=True)
+class ApprovalUse:
+    """What the live campaigns of this store run under one approved plan have used of it:
+    the plan bounds the experiment, not one invocation, so a second run of the same
+    plan gets only what the first left."""
+
+    campaign_ids: tuple[int, ...]
+    attempts: int
+    spent_usd: Decimal  # the exact sum of the costs known
+    unknown: int  # attempts whose cost is unknown: what is left cannot be bounded
+
+
+def approval_use(engine: Engine, approved_plan_digest: str) -> ApprovalUse:
+    # By campaign, not lineage: a continuation carries the digest and its own attempts only.
+    ids = select(Campaign.id).where(Campaign.approved_plan_digest == approved_plan_digest, Campaign.live.is_(True))
+    totals = select(func.count(Attempt.id), money.sum_usd(Attempt.cost_usd), func.count(Attempt.id) - func.count(Attempt.cost_usd)).where(
+        Attempt.campaign_id.in_(ids)
+    )
+    with scope.reading(engine) as conn:
+        campaigns = tuple(int(i) for i in conn.execute(ids.order_by(Campaign.id)).scalars())
+        attempts, spent, unknown = conn.execute(totals).one()
+    return ApprovalUse(campaigns, int(attempts), money.usd(spent) or Decimal(0), int(unknown))
+
+
 def measured_spend_parts(engine: Engine, campaign_id: int) -> tuple[Decimal | None, int]:
     """(exact sum of the reported costs or None when no attempt reported one, attempts
     whose cost is unknown): a display never shows an unknown cost as 0."""
