@@ -89,3 +89,51 @@ def test_interrupt_mid_attempt_exits_130_with_the_row_persisted(tmp_path):
         # The interrupted attempt carries no verdict: its trial has no result, and says why.
         assert statuses == [("not_attempted", "interrupted"), ("not_attempted", "interrupted")]
     assert json.loads(out.read_text())["state"] == "interrupted"
+
+
+# --- the credential goes to the provider whose upstream the client talks to ------------
+
+
+def _without_keys(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if not k.endswith("_API_KEY")}
+
+
+def test_a_client_routed_to_another_provider_needs_that_providers_key(tmp_path, tokenizer_cache):
+    """Codex routed to anthropic talks to Anthropic's upstream: it gets ANTHROPIC_API_KEY
+    (under the name codex reads), never the OPENAI_API_KEY its profile defaults to. Before,
+    the OpenAI key was sent to api.anthropic.com."""
+    out, db = tmp_path / "report.json", tmp_path / "store.db"
+    env = {**_without_keys(os.environ), "TMPDIR": str(tmp_path), "OPENAI_API_KEY": "sk-canary-openai-0123456789", "CAMPAIGN_TOKENIZER_CACHE": str(tokenizer_cache)}
+    args = ["coding", "--agent", "codex", "--model", "anthropic:claude-sonnet-4-5", "--tasks", "semver-precedence", "--output", str(out), "--db", str(db)]
+    done = subprocess.run([sys.executable, "-m", "campaign", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("Error:")]
+    assert "--model" in line and "provider anthropic" in line and "needs ANTHROPIC_API_KEY" in line
+    assert not db.exists() and not out.exists()
+
+
+def test_credentials_follow_the_upstream_not_the_profile():
+    from campaign.agents.profiles import load_profile
+    from campaign.lanes.nonpaired import _credentials
+    from campaign.providers import load_catalog
+
+    catalog = {p.name: p for p in load_catalog().providers}
+    codex = load_profile("codex")
+    assert _credentials(codex, catalog["anthropic"]) == ("ANTHROPIC_API_KEY",)
+    assert _credentials(codex, catalog["openai-codex"]) == ("OPENAI_API_KEY",)
+    assert _credentials(codex, catalog["replay"]) == ()  # a placeholder, never a real key
+    assert _credentials(codex, None) == ("OPENAI_API_KEY",)  # no proxy: the client's own upstream
+
+
+def test_the_replay_route_runs_a_real_client_without_a_real_key(tmp_path, tokenizer_cache):
+    """The replay upstream takes any key: the client gets a placeholder. Before, the lane
+    refused to start without ANTHROPIC_API_KEY, and with it set gave the real key to the client."""
+    from helpers.clients import env_with_clients, require
+
+    env = {**_without_keys(env_with_clients(tokenizer_cache)), "TMPDIR": str(tmp_path)}
+    require("claude-code", env)
+    out, db = tmp_path / "report.json", tmp_path / "store.db"
+    args = ["coding", "--agent", "claude-code", "--model", "replay:claude-sonnet-4-5", "--tasks", "semver-precedence", "--output", str(out), "--db", str(db)]
+    done = subprocess.run([sys.executable, "-m", "campaign", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(out.read_text())["trials"][0]["outcome"] == "passed"

@@ -20,9 +20,9 @@ from typing import Any
 
 from campaign.vocabulary import WIRE_COUNTERS
 from campaign.agents import seeds
-from campaign.agents.profiles import load_profile
+from campaign.agents.profiles import AgentProfile, load_profile
 from campaign.lanes.wire import resolve_route
-from campaign.providers import load_catalog, provider_for_route
+from campaign.providers import REPLAY, Provider, load_catalog, provider_for_route
 from campaign.errors import Interrupted, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.attempt import AttemptPlan, run_attempt
@@ -62,12 +62,14 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
     seeds.check(profile, os.environ)
     model = str(opt.parse_model(opts.model)) if opts.model or profile.paid else OFFLINE_MODEL
     timeout = opt.or_default(opts.timeout, opt.DEFAULT_TIMEOUT)
-    credentials = (profile.credential_env_default,) if profile.credential_env_default else ()
+    route = opts.model.partition(":")[0] if opts.model else model.partition(":")[0]
+    provider = provider_for_route(load_catalog(), route)
+    wire = resolve_route(profile, provider, profile_python=sys.executable, environ=os.environ, option="--model")
+    credentials = _credentials(profile, provider if wire is not None else None)
     missing = [name for name in credentials if not os.environ.get(name)]
     if missing:
-        raise UsageProblem(f"the {profile.name} agent needs {', '.join(missing)} in the environment", option="--agent")
-    route = opts.model.partition(":")[0] if opts.model else model.partition(":")[0]
-    wire = resolve_route(profile, provider_for_route(load_catalog(), route), profile_python=sys.executable, environ=os.environ, option="--model")
+        whose = f"the {profile.name} agent" if wire is None else f"provider {provider.name} (the --model route's upstream)"  # type: ignore[union-attr]
+        raise UsageProblem(f"{whose} needs {', '.join(missing)} in the environment", option="--agent" if wire is None else "--model")
     output = Path(opts.output).expanduser().resolve()
     if output.is_dir():
         raise UsageProblem(f"{opts.output} is a directory; give a file path", option="--output")
@@ -117,6 +119,19 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
         raise
     write_report(engine, campaign_id, output)
     return NonpairedResult(campaign_id, output, describe(engine.url), attempted, passed, stop_reason, engine_error)
+
+
+def _credentials(profile: AgentProfile, provider: Provider | None) -> tuple[str, ...]:
+    """The one credential the client is given. Through the recording proxy (``provider``)
+    it talks to the --model route's upstream, so it gets that provider's own key (under
+    the name the client reads), never the key of the provider the profile defaults to:
+    codex routed to anthropic would have sent the OpenAI key to Anthropic. The replay
+    upstream takes none (the attempt gives the client a placeholder)."""
+    if provider is None:
+        return (profile.credential_env_default,) if profile.credential_env_default else ()
+    if provider.upstream == REPLAY or provider.credential_env is None:
+        return ()
+    return (provider.credential_env,)
 
 
 _TRIAL_FIELDS = (
