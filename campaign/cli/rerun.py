@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -12,10 +13,21 @@ def program() -> list[str]:
     return [sys.executable, "-m", "campaign"] if sys.argv[0].endswith("__main__.py") else [sys.argv[0]]
 
 
+# The password of a URL (a --db postgresql://user:PASSWORD@host/db), up to its last "@".
+_PASSWORD = re.compile(r"(://[^/:@\s]*:)[^\s]*@(?=[^@]*$)")
+
+
+def shown(arg: str) -> str:
+    """An argument as a printed line may show it: a URL's password is a credential, shown
+    as ``***`` (as ``describe`` shows a store), so the operator puts it back, or leaves it
+    out for libpq to take from PGPASSWORD or ~/.pgpass."""
+    return _PASSWORD.sub(r"\1***@", arg)
+
+
 def rerun_command(*extra: str, drop: Sequence[str] = ()) -> str:
     """This command line with the flags ``extra`` added (once) and the flags ``drop`` removed."""
     args = [a for a in sys.argv[1:] if a not in drop]
-    return shlex.join([*program(), *args, *(flag for flag in extra if flag not in args)])
+    return shlex.join([*program(), *(shown(a) for a in args), *(flag for flag in extra if flag not in args)])
 
 
 def continue_command() -> str:
