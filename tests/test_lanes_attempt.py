@@ -212,6 +212,20 @@ def test_a_credential_is_scrubbed_trimmed_and_base64_encoded_too(before, after):
         assert len(scrubbed) <= len(b"echo: ") + len(before) * 2 + 8 + len(bundles.REDACTED) + len(after) * 2 + 8 + len(b" end")
 
 
+@pytest.mark.parametrize(
+    "echo",
+    [
+        b"key=sk-proj%2Fab%2Bcd%3D0123456789xyz",  # percent-encoded, upper case hex
+        b"key=sk-proj%2fab%2bcd%3d0123456789xyz",  # lower case hex, as some stacks write it
+        b'{"error": "bad key sk-proj\\/ab+cd=0123456789xyz"}',  # a JSON encoder that escapes "/"
+    ],
+)
+def test_a_credential_is_scrubbed_in_the_encodings_an_echo_may_use(echo):
+    forms = bundles.secret_forms("sk-proj/ab+cd=0123456789xyz")
+    scrubbed = bundles._scrub(echo, forms)
+    assert bundles.REDACTED in scrubbed and b"0123456789xyz" not in scrubbed
+
+
 def _alive(pid: int, start_ticks: int) -> bool:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

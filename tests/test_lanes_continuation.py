@@ -27,7 +27,7 @@ def test_a_root_still_there_is_named_with_how_to_inspect_and_remove_it(engine, m
     (blocker,) = continuation.blockers(engine, campaign_id)
     assert blocker.facts == ("finalization_failed", "disposal_failed") and blocker.proven_gone
     text = continuation.CampaignBlocked(campaign_id, "finalization_failed", [blocker], carried=0, db="db", reports=[]).describe()
-    assert f"attempt {attempt_id} kept {root}: inspect it (ls -la), then remove it (rm -rf)" in text
+    assert f"attempt {attempt_id} kept {root}: inspect it (ls -la), then remove it (rm -rf) once you no longer need it: a client killed there may have left its credential in it" in text
     notice = continuation.continued(campaign_id, "finalization_failed", [blocker], carried=3)
     assert "continuing the experiment in a new campaign that carries over its 3 finished, verified trials" in notice
     assert notice.count(f"kept {root}") == 1

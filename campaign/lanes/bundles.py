@@ -7,6 +7,7 @@ scrubbed of every approved credential's value before it is written.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import urllib.parse
@@ -27,11 +28,17 @@ _MIN_ENCODED = 16
 
 def secret_forms(value: str) -> list[bytes]:
     """Every form of a credential a client or a provider's echo may write: the value as
-    set, without the whitespace an HTTP stack trims from a header, percent-encoded, and
-    base64 (standard and URL-safe) at each of the three alignments it can take inside a
-    longer encoded text (the characters that also encode a neighbour left out)."""
-    forms = {value.encode(), value.strip().encode(), urllib.parse.quote(value.strip(), safe="").encode()}
-    raw = value.strip().encode()
+    set, without the whitespace an HTTP stack trims from a header, percent-encoded (upper
+    and lower case hex), inside a JSON string (escaped as Python's and as encoders that
+    also escape "/" write it), and base64 (standard and URL-safe) at each of the three
+    alignments it can take inside a longer encoded text (the characters that also encode
+    a neighbour left out)."""
+    trimmed = value.strip()
+    quoted = urllib.parse.quote(trimmed, safe="")
+    in_json = json.dumps(trimmed)[1:-1]
+    forms = {value.encode(), trimmed.encode(), quoted.encode(), re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), quoted).encode()}
+    forms |= {in_json.encode(), in_json.replace("/", "\\/").encode()}
+    raw = trimmed.encode()
     for shift in range(3):
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
             encoded = encode(b"\0" * shift + raw)

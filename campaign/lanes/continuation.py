@@ -69,7 +69,7 @@ class Blocker:
     def kept_line(self) -> str | None:
         if not self.private_root:
             return None
-        return f"  attempt {self.attempt_id} kept {self.private_root}: inspect it (ls -la), then remove it (rm -rf) once you no longer need it"
+        return f"  attempt {self.attempt_id} kept {self.private_root}: inspect it (ls -la), then remove it (rm -rf) once you no longer need it: a client killed there may have left its credential in it"
 
 
 def kept(path: str | None) -> str | None:
