@@ -33,6 +33,7 @@ The boundaries, in the order a run passes them:
 ``exit``              the command's last line printed
 ``report``            a report's aggregates handed to a child (``campaign report``,
                       ``export``), before its rows are read
+``recovering``        ``campaign recover`` reading an attempt's ledger
 ====================  ==========================================================
 """
 
@@ -42,7 +43,7 @@ import os
 import signal
 
 ENV = "CAMPAIGN_TEST_STOP_AT"
-BOUNDARIES = ("start", "leased", "admitted", "attempt-row", "contained", "ledger", "client", "verifier", "teardown", "finalized", "between", "last", "exit", "report")
+BOUNDARIES = ("start", "leased", "admitted", "attempt-row", "contained", "ledger", "client", "verifier", "teardown", "finalized", "between", "last", "exit", "report", "recovering")
 SIGNALS = {"KILL": signal.SIGKILL, "TERM": signal.SIGTERM, "INT": signal.SIGINT, "HUP": signal.SIGHUP, "QUIT": signal.SIGQUIT}
 
 

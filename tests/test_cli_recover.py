@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 
 from helpers.procs import start_ticks, wait_for
 
@@ -103,3 +105,16 @@ def test_recover_never_rewrites_a_finished_sealed_row(runner, engine, db_url, ma
     assert chain.verify_chain(engine, trial.campaign_id) == []
     assert [e.verification for e in repository.ledger_for(engine, attempt_id)] != [None]
     assert result.exit_code in (0, 1)
+
+
+def test_a_stop_while_recovery_reads_the_ledger_exits_130_and_records_nothing(engine, db_url, make_attempt):
+    """The operator's Ctrl-C is not an unreadable ledger: before, the catch-all around the
+    ledger read took it for one and recorded the attempt's cleanup as unverified."""
+    attempt_id, _ = make_attempt()
+    repository.update_attempt(engine, attempt_id, wall_seconds=1.5)
+    env = {**os.environ, "CAMPAIGN_TEST_STOP_AT": "recovering:1:INT"}
+    done = subprocess.run([sys.executable, "-m", "campaign", "recover", str(attempt_id), "--db", db_url], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130, done.stdout + done.stderr
+    assert "ledger unreadable" not in done.stdout + done.stderr
+    row = repository.get_attempt(engine, attempt_id)
+    assert (row.status, row.cleanup_complete, row.teardown_outcome) == ("running", None, None)

@@ -172,6 +172,8 @@ def request_stop(engine: Engine, campaign_id: int, reason: str) -> None:
     """Stop the campaign everywhere: every worker checks the state before each admission."""
     try:
         repository.set_campaign_state(engine, campaign_id, expected=("running",), state="stopped", stop_reason=reason)
+    except Interrupted:
+        raise  # the operator's own stop is not swallowed with the others'
     except Exception:
         pass  # already stopped or interrupted by someone else: their reason stands
 

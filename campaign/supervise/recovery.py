@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Engine
 
-from campaign.errors import UsageProblem
+from campaign import testhooks
+from campaign.errors import Interrupted, UsageProblem
 from campaign.store import repository
 from campaign.supervise import pidfd as pidfds
 from campaign.supervise.cgroup import AttemptCgroup, attempt_cgroup_name
@@ -175,7 +176,10 @@ def recover_attempt(
             return report
     log: list[str] = []
     try:
+        testhooks.reached("recovering")
         rows = repository.ledger_for(engine, attempt_id)
+    except Interrupted:
+        raise  # the operator's stop, not an unreadable ledger: nothing is recorded
     except Exception:
         rows = None
     if rows is None:
