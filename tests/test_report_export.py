@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -53,3 +55,31 @@ def test_a_list_of_many_rows_is_written_in_chunks_with_the_same_separators():
     trials = [{"trial_id": f"t{i}", "wall_seconds": i / 7, "schema_diagnostics": {"a": [1, {"b": None}]}} for i in range(20_000)]
     report = {"trials": trials, "not_attempted_trials": []}
     assert dumps(report) == _reference(report)
+
+
+def test_a_write_removes_what_a_killed_writer_of_the_same_file_left_and_nothing_else(tmp_path):
+    import subprocess
+
+    from campaign.report.export import DEAD_WRITER_S, STALE_TEMP_S, _atomic_write
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    target = tmp_path / "report.json"
+    names = {
+        "dead": f".report.json.{gone.pid}.ab12cd_9",  # its writer was killed: removed
+        "stale": ".report.json.zz99yy00",  # an hour old, from before the pid was in the name: removed
+        "live": f".report.json.{os.getpid()}.qq11ww22",  # a live writer's, however old: kept
+        "fresh": f".report.json.{gone.pid}.rr33tt44",  # too fresh to judge from here: kept
+        "other": f".report.md.{gone.pid}.ab12cd_9",  # another file's: kept
+        "unlike": ".report.json.kept-it",  # not a name a write makes: kept
+    }
+    for name in names.values():
+        (tmp_path / name).write_bytes(b"{half")
+    ages = {"dead": DEAD_WRITER_S + 5, "stale": STALE_TEMP_S + 60, "live": STALE_TEMP_S - 60, "fresh": 1, "other": STALE_TEMP_S + 60, "unlike": STALE_TEMP_S + 60}
+    for key, age in ages.items():
+        then = time.time() - age
+        os.utime(tmp_path / names[key], (then, then))
+    _atomic_write(target, [b"{}"])
+    assert target.read_bytes() == b"{}"
+    kept = {"report.json", *(names[k] for k in ("live", "fresh", "other", "unlike"))}
+    assert {p.name for p in tmp_path.iterdir()} == kept

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterable, Iterator
@@ -156,16 +157,53 @@ def _write(report: dict[str, Any], json_path: Path, md_path: Path, svg_path: Pat
 def _atomic_write(path: Path, pieces: Iterable[bytes]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", dir=path.parent)
     except OSError as exc:  # the commands check the place first; this is what changed since
         raise CampaignError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.writelines(pieces)
         os.replace(tmp, path)
+        _sweep(path)
     except OSError as exc:  # what changed since the check (a directory made there, a full disk)
         Path(tmp).unlink(missing_ok=True)
         raise CampaignError(f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+# A writer SIGKILLed mid-write leaves its temporary file (a 100k-trial report's is 150 MB),
+# and nothing else would ever remove it: the next write of the same file removes those of
+# writers that are gone (the name holds the writer's pid; as a live writer's file grows, its
+# mtime stays fresh, so ten seconds untouched also covers another host's writer on a shared
+# directory) and any an hour old (no writer takes that long).
+DEAD_WRITER_S = 10.0
+STALE_TEMP_S = 3600.0
+
+
+def _sweep(path: Path, now: float | None = None) -> None:
+    """Remove the temporary files that earlier, dead writes of ``path`` left behind."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.(?:(\d+)\.)?[a-z0-9_]{{8}}")
+    now = time.time() if now is None else now
+    with os.scandir(path.parent) as entries:
+        for entry in entries:
+            found = pattern.fullmatch(entry.name)
+            try:
+                if found is None or not entry.is_file(follow_symlinks=False):
+                    continue
+                age = now - entry.stat(follow_symlinks=False).st_mtime
+                if age > STALE_TEMP_S or (age > DEAD_WRITER_S and found[1] is not None and not _alive(int(found[1]))):
+                    os.unlink(entry.path)
+            except OSError:
+                continue  # gone already, or not ours to remove: never a reason to fail the write
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process, or no pid at all: left to the age rule
+    return True
