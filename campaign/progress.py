@@ -65,7 +65,18 @@ class TrialsNotAttempted:
     reason: str | None = None
 
 
-Event = AttemptFinished | TrialsNotAttempted
+@dataclass(frozen=True)
+class SpentBefore:
+    """An attempt of a campaign this one continues whose result was not carried over:
+    its spend counts (the caps read the whole lineage), its verdict does not."""
+
+    provider: str
+    # As AttemptFinished's: the caps' count, None when unknown, ``spend_partial`` a lower bound.
+    spend_usd: float | None
+    spend_partial: bool = False
+
+
+Event = AttemptFinished | TrialsNotAttempted | SpentBefore
 
 
 @dataclass
@@ -95,6 +106,9 @@ class ProviderState:
         if isinstance(event, TrialsNotAttempted):
             self.not_attempted += event.count
             return
+        if isinstance(event, SpentBefore):
+            self._spent(event.spend_usd, event.spend_partial)
+            return
         if event.passed is None and event.outcome:
             self.no_verdict += 1
         else:
@@ -102,14 +116,17 @@ class ProviderState:
             tally = self.passes.setdefault(event.variant, [0, 0])
             tally[0] += event.passed is True
             tally[1] += 1
-        if event.spend_usd is None:
-            self.spend_unknown += 1
-        else:
-            self.spend_usd += event.spend_usd
-            self.spend_known += 1
-            self.spend_unknown += event.spend_partial
+        self._spent(event.spend_usd, event.spend_partial)
         if seconds is not None and math.isfinite(seconds) and seconds >= 0:
             self.durations.append(seconds)
+
+    def _spent(self, usd: float | None, partial: bool) -> None:
+        if usd is None:
+            self.spend_unknown += 1
+        else:
+            self.spend_usd += usd
+            self.spend_known += 1
+            self.spend_unknown += partial
 
 
 # --- pure formatting --------------------------------------------------------------

@@ -121,3 +121,18 @@ def test_seeded_random_kills_never_leave_a_dead_end(tmp_path, straight, seed):
     op = operator(tmp_path)
     op.follow(command(out), disruptions)
     check_experiment(tmp_path, out, op, straight)
+
+
+def test_a_continuations_progress_counts_what_the_blocked_campaign_spent(tmp_path, straight):
+    """The caps count the whole lineage, so the spend the continuation shows does too: the
+    killed attempt's spend is unknown (``+?``), and the known part adds up both campaigns'.
+    Before, only the continuation's own attempts and the carried results were shown."""
+    out = tmp_path / "out"
+    op = operator(tmp_path)
+    last = op.follow(command(out), [Disruption(at="client:2")])
+    assert last.returncode == 0 and "--continue-blocked" in last.argv, op.story()
+    (final,) = [line for line in last.stderr.splitlines() if line.startswith("progress: campaign ")][-1:]
+    with sqlite3.connect(out / "campaign.db") as conn:
+        unknown = conn.execute("SELECT count(*) FROM attempts WHERE spend_complete IS NOT 1").fetchone()[0]
+        known = conn.execute("SELECT sum(cost_usd) FROM attempts WHERE spend_complete = 1").fetchone()[0]
+    assert unknown == 1 and f"spend ${known:.4f}+?/no cap" in final, final

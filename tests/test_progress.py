@@ -11,6 +11,7 @@ from campaign.progress import (
     Progress,
     ProviderPlan,
     ProviderState,
+    SpentBefore,
     TrialsNotAttempted,
     eta_seconds,
     fit,
@@ -255,3 +256,12 @@ def test_a_provider_under_the_campaigns_total_cap_says_no_cap_of_its_own():
     line = provider_line(state, ["coding"])
     assert "spend $0.0500  eta" in line and "no cap" not in line
     assert "spend $0.0500/$2.00" in header_line([state], elapsed=1.0, cap_usd=2.0)
+
+
+def test_spend_before_counts_its_spend_and_nothing_else():
+    state = ProviderState("zai", 4)
+    state.apply(SpentBefore("zai", 0.25), None)
+    state.apply(SpentBefore("zai", None), None)
+    state.apply(SpentBefore("zai", 0.5, spend_partial=True), None)
+    assert (state.done, state.no_verdict, state.remaining, state.passes, state.durations) == (0, 0, 4, {}, [])
+    assert (state.spend_usd, state.spend_known, state.spend_unknown) == (0.75, 2, 2)

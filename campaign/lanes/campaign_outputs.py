@@ -17,7 +17,7 @@ from pathlib import Path
 from campaign.lanes import worker
 from campaign.lanes.breaker import Halt
 from campaign.lanes.campaign_inputs import CampaignInputs, report_outputs
-from campaign.progress import UNDER_OTHER_CAP, Progress, ProviderPlan, TrialsNotAttempted
+from campaign.progress import UNDER_OTHER_CAP, Progress, ProviderPlan, SpentBefore, TrialsNotAttempted
 from campaign.report import write_report
 from campaign.store import leases, repository
 from campaign.store.engine import describe
@@ -119,11 +119,26 @@ def open_progress(engine: Engine, campaign_id: int, inputs: CampaignInputs, tria
         for a in repository.attempts_for(engine, campaign_id)
         if a.status in ("finished", "faulted", "interrupted")
     ]
-    done += [worker.attempt_event(t, a.outcome, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd, seconds(a)) for t, a in repository.carried_results(engine, campaign_id)]
+    carried = repository.carried_results(engine, campaign_id)
+    done += [worker.attempt_event(t, a.outcome, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd, seconds(a)) for t, a in carried]
     skipped = [TrialsNotAttempted(t.provider, 1, t.not_attempted_reason) for t in trials if t.status == "not_attempted"]
-    progress.preload([*done, *skipped])
+    progress.preload([*done, *skipped, *_spent_before(engine, campaign_id, {a.id for _, a in carried})])
     progress.start()
     return progress
+
+
+def _spent_before(engine: Engine, campaign_id: int, carried: set[int]) -> list[SpentBefore]:
+    """What the campaigns this one continues spent on attempts it did not carry over (an
+    interrupted one, or the one a kill left unfinished): the caps count it, so the spend
+    shown does too, unknown where it is unknown."""
+    spent = []
+    for earlier in repository.lineage(engine, campaign_id)[1:]:
+        provider = {t.id: t.provider for t in repository.trials_in_order(engine, earlier)}
+        for a in repository.attempts_for(engine, earlier):
+            if a.id not in carried:
+                usd = repository.counted_spend(a.cost_usd, a.spend_complete, a.equivalent_spend_usd)
+                spent.append(SpentBefore(provider[a.trial_pk], None if usd is None else float(usd), usd is not None and a.spend_complete is not True))
+    return spent
 
 
 def write_reports(engine: Engine, campaign_id: int, inputs: CampaignInputs) -> tuple[Path, ...]:
