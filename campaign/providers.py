@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from campaign.vocabulary import PRICE_BASIS_NAMES, PRICE_CATEGORIES, SPEND_COUNTERS
+from campaign.vocabulary import REPLAY as REPLAY  # where the lanes have always imported it from
 from campaign import inputs
 from campaign.agents.profiles import builtin_profile_names
 from campaign.errors import UsageProblem
@@ -59,7 +60,6 @@ _CREDENTIAL = re.compile(r"^[A-Z][A-Z0-9_]*(API_KEY|ACCESS_TOKEN|AUTH_TOKEN)$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _PROVIDER_KEYS = {"route", "default_model", "credential_env", "agent", "basis", "price_source", "price_date", "prices", "upstream", "silence_s"}
 _OPTIONAL_KEYS = {"credential_env", "upstream", "silence_s"}
-REPLAY = "replay"
 _UPSTREAM = re.compile(r"^(replay|https?://[A-Za-z0-9.\-]+(:\d{1,5})?(/[A-Za-z0-9._~/\-]*)?)$")
 
 

@@ -79,6 +79,8 @@ ERROR_CLASSES = frozenset(
 # Whose figure an attempt's cost_usd is.
 COST_BASES = ("client_reported", "wire_usage_x_catalog_price")
 CLIENT_COST_BASIS, WIRE_COST_BASIS = COST_BASES
+# The upstream of the replay provider (a scripted loopback model): what it answers is test data.
+REPLAY = "replay"
 # A providers catalog's price basis, as it writes it.
 PRICE_BASIS_NAMES = ("public list price", "synthetic")
 

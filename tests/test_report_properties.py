@@ -19,6 +19,7 @@ from sqlalchemy import text
 from test_report_fixtures import insert_campaign
 
 from campaign.report import build_report
+from campaign.report.markdown import render_markdown
 from campaign.store.chain import seal_attempt
 from campaign.store.engine import make_engine, resolve_url
 from campaign.store.migrate import upgrade_engine
@@ -340,6 +341,30 @@ def test_a_provider_running_the_offline_agent_makes_the_figures_synthetic(engine
     assert whole["synthetic"] is True and whole["decision"]["basis"] == "synthetic_figures"
     assert sim["synthetic"] is True and sim["decision"]["basis"] == "synthetic_figures"
     assert real["synthetic"] is False
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_a_replayed_upstream_makes_the_figures_synthetic_whatever_its_price_basis(engine, paired):
+    """A catalog may price the replay provider's scripted model at a public list price, and
+    a paired plan may route to it: what it answered is still test data, never evidence.
+    Before, such a report read synthetic false, with a real decision and no banner."""
+    if paired:
+        experiment = {"kind": "paired", "agent": "claude-code", "model": "replay:claude-sonnet-4-5", "seed": 107, "tasks": ["a", "b"], "wire_upstream": "replay"}
+        agent, kind = "claude-code", "paired"
+    else:
+        experiment = {
+            "kind": "campaign", "agent": "custom", "model": None, "seed": 107, "tasks": ["a", "b"],
+            "providers": [{"name": "listtest", "model": "listtest:m", "agent": "offline-wire", "basis": "public list price", "wire_upstream": "replay"}],
+        }  # fmt: skip
+        agent, kind = "custom", "campaign"
+    trials = [
+        {"task": task, "repetition": 1, "variant": v, "provider": "listtest", "attempt": {"verified_pass": v == "coding"}}
+        for task in ("a", "b")
+        for v in VARIANTS
+    ]
+    report = build_report(engine, insert_campaign(engine, trials, agent=agent, kind=kind, experiment=experiment))
+    assert report["synthetic"] is True and report["decision"]["basis"] == "synthetic_figures"
+    assert "**Synthetic figures.**" in render_markdown(report, "r.svg")
 
 
 def test_attempts_a_provider_or_the_engine_ended_are_not_called_interrupted(engine):

@@ -13,6 +13,7 @@ from typing import Any
 
 from campaign.report.fields import AGENTS, SHA256_RE
 from campaign.store.models import Campaign
+from campaign.vocabulary import REPLAY
 
 
 def load_object(text: str | None) -> dict[str, Any]:
@@ -78,20 +79,24 @@ def _digest_of(item: Any) -> Any:
     return None
 
 def is_synthetic(agent: str, exp: dict[str, Any], providers: Sequence[str]) -> bool:
-    """The offline agent ran some of these trials: its figures are test data, not evidence.
+    """The offline agent, or the replay provider's scripted model, ran some of these trials:
+    their figures are test data, not evidence.
 
     A multi-provider campaign records "custom" as its agent when its providers
     use different agents, and a catalog may give the offline agent (or a
-    synthetic price basis) to a provider under any name; so every provider in
-    scope is looked up in the experiment too.
+    synthetic price basis, or the replay upstream) to a provider under any name,
+    even one priced at a public list price; so every provider in scope is looked
+    up in the experiment too.
     """
-    if agent == "offline" or "offline" in providers:
+    if agent == "offline" or "offline" in providers or exp.get("wire_upstream") == REPLAY:
         return True
     entries = exp.get("providers")
     if not isinstance(entries, list):
         return False
     return any(
-        isinstance(e, dict) and e.get("name") in providers and (e.get("agent") == "offline" or e.get("basis") == "synthetic")
+        isinstance(e, dict)
+        and e.get("name") in providers
+        and (e.get("agent") == "offline" or e.get("basis") == "synthetic" or e.get("wire_upstream") == REPLAY)
         for e in entries
     )
 
