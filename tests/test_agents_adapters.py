@@ -318,6 +318,8 @@ def test_a_lone_event_line_is_not_a_result():
     line = b'{"event":"disclosure.applied","profile":"coding","diagnostic_events_version":1}\n'
     r = get_adapter("generic").parse(line, b"", 3)
     assert r.error_class == "unparseable_output" and r.applied_profiles == ("coding",)
+    # The marker was seen, but the events after it were lost with the cut: counts unknown, not 0.
+    assert (r.diagnostic_events_version, r.discovery_failures, r.incorrect_tool_calls) == (1, None, None)
 
 
 # --- every adapter ---------------------------------------------------------------

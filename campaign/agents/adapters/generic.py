@@ -68,7 +68,7 @@ def parse(body: str, exit_code: int | None) -> AgentRecord:
     if result is not None and result.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
         return unknown_record("unparseable_output", input_includes_cached=False)
     # A cut-short stream keeps what it showed before the cut (the class marks it partial).
-    record = _record(result or {}, events)
+    record = _record(result or {}, events, whole=not damaged and result is not None)
     if damaged or result is None:
         record = with_error(record, "unparseable_output")
     record = with_error(record, _result_error(result))
@@ -82,8 +82,11 @@ def _events(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
 
 
-def _record(result: dict[str, Any], events: list[dict[str, Any]]) -> AgentRecord:
+def _record(result: dict[str, Any], events: list[dict[str, Any]], *, whole: bool = True) -> AgentRecord:
     disclosure = read_disclosure(events)
+    # The bridge's counts are of the events seen: a stream cut short (killed, crashed, timed
+    # out) may have lost the rest, so its counts are unknown, not the zero seen so far.
+    failures, incorrect = (disclosure.discovery_failures, disclosure.incorrect_tool_calls) if whole else (None, None)
     turns = result.get("turns")
     turn_usage = tuple(_turn(t) for t in turns) if isinstance(turns, list) else None
     completed = count(result.get("num_turns"))
@@ -107,8 +110,8 @@ def _record(result: dict[str, Any], events: list[dict[str, Any]]) -> AgentRecord
         model=text(result.get("model")),
         applied_profiles=_merge_profiles(disclosure.applied_profiles, result.get("applied_profiles")),
         diagnostic_events_version=disclosure.diagnostic_events_version,
-        discovery_failures=disclosure.discovery_failures,
-        incorrect_tool_calls=disclosure.incorrect_tool_calls,
+        discovery_failures=failures,
+        incorrect_tool_calls=incorrect,
         turn_usage=turn_usage,
         schema_diagnostics=_diagnostics(result.get("schema_diagnostics"), disclosure.schema_diagnostics),
         nested_sessions_observed=nested if isinstance(nested, bool) else None,
