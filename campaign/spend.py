@@ -76,8 +76,13 @@ class Overrun:
 def stopped_line(spent_usd: Decimal | None, ceiling_usd: Decimal, *, partial: bool = False) -> str:
     """The operator's line for an attempt stopped at its ceiling (its spend unknown: ``?``;
     ``partial``: what is known of it, ``$12.00+?``)."""
-    spent = "?" if spent_usd is None else format(round(spent_usd, 6).normalize(), "f") + ("+?" if partial else "")
+    spent = "?" if spent_usd is None else dollars(spent_usd) + ("+?" if partial else "")
     return f"the attempt was stopped at ${spent} spent, over its ${format(ceiling_usd.normalize(), 'f')} ceiling"
+
+
+def dollars(amount: Decimal) -> str:
+    """An exact amount for the operator: to the micro-dollar, no trailing zeros."""
+    return format(round(amount, 6).normalize(), "f")
 
 
 def overrun(spent_usd: float | Decimal | None, ceiling_usd: Decimal | None, *, at_least: bool = False) -> Overrun | None:

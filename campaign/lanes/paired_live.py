@@ -34,7 +34,7 @@ from campaign.lanes.paired_plan import compute_experiment, schedule_for, validat
 from campaign.plan import read_json_object
 from campaign.report.export import check_report_output
 from campaign.lanes.spend_watch import ceiling_line
-from campaign.spend import ATTEMPT_EXCEEDED_CEILING, budget_allows_next, exceeded_ceiling
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING, budget_allows_next, dollars, exceeded_ceiling
 from campaign.store import repository
 from campaign.store.engine import describe
 from campaign.store.migrate import open_store
@@ -78,7 +78,7 @@ def approval_left(used: repository.ApprovalUse, approval: Approval) -> str | Non
     start (None: it may, with what they left)."""
     if not used.campaign_ids:
         return None
-    ran = f"approved plan {approval.plan_digest[:12]} already ran in this store (campaign {', '.join(map(str, used.campaign_ids))})"
+    ran = _ran(used, approval)
     if used.unknown:
         return (
             f"{ran} and the spend of {used.unknown} attempt(s) there is unknown, so what is left of its max_spend_usd cannot be bounded;"
@@ -91,19 +91,19 @@ def approval_left(used: repository.ApprovalUse, approval: Approval) -> str | Non
 
 def approval_line(used: repository.ApprovalUse, approval: Approval) -> str:
     """For the operator, when this run continues an approval earlier runs used."""
-    return f"approved plan {approval.plan_digest[:12]} already ran in this store (campaign {', '.join(map(str, used.campaign_ids))}): this run gets what is left of {_used(used, approval)}"
+    return f"{_ran(used, approval)}: this run gets what is left of {_used(used, approval)}"
+
+
+def _ran(used: repository.ApprovalUse, approval: Approval) -> str:
+    return f"approved plan {approval.plan_digest[:12]} already ran in this store (campaign {', '.join(map(str, used.campaign_ids))})"
 
 
 def _used(used: repository.ApprovalUse, approval: Approval) -> str:
-    cap, ceiling = approval.limits.max_spend_usd, approval.limits.per_attempt_ceiling_usd
+    cap = approval.limits.max_spend_usd  # a paired plan always sets it
     return (
-        f"{used.attempts} of max_attempts {approval.max_attempts} and ${_dollars(used.spent_usd)} of max_spend_usd ${_dollars(cap)}"
-        f" (an attempt starts while the spend plus its ${_dollars(ceiling)} ceiling fits)"
+        f"{used.attempts} of max_attempts {approval.max_attempts} and ${dollars(used.spent_usd)} of max_spend_usd ${dollars(cap)}"  # type: ignore[arg-type]
+        f" (an attempt starts while the spend plus its ${dollars(approval.limits.per_attempt_ceiling_usd)} ceiling fits)"
     )
-
-
-def _dollars(amount: Decimal | None) -> str:
-    return "?" if amount is None else format(round(amount, 6).normalize(), "f")
 
 
 def after_attempt(result: AttemptOutcome, approval: Approval) -> str | None:

@@ -16,7 +16,6 @@ spend gates read). Every name is importable from here::
 """
 
 from campaign.store.repository.attempts import (
-    attempt_count,
     attempts_for,
     fault_attempts,
     finish_attempt,
@@ -68,7 +67,7 @@ from campaign.store.repository.trials import (
 
 __all__ = [
     "REQUEUED", "ApprovalUse", "CampaignCounts", "Clock", "LedgerMember", "NewCampaign", "ProviderSpend", "RunnerIdentity",
-    "acquire_campaign", "admit_trial", "approval_use", "attempt_count", "attempts_for", "campaign_counts", "campaign_runner", "carried_results", "carryable_trials",
+    "acquire_campaign", "admit_trial", "approval_use", "attempts_for", "campaign_counts", "campaign_runner", "carried_results", "carryable_trials",
     "close_campaign", "counted_spend", "counted_usd", "create_campaign", "create_continuation", "fault_attempts", "finish_attempt",
     "get_attempt", "get_campaign", "input_heads", "latest_campaign", "ledger_for", "lineage", "mark_not_attempted", "mark_remaining_not_attempted",
     "measured_spend", "measured_spend_parts", "provider_spend", "record_ledger", "record_spend_limits", "release_campaign", "report_inputs",

@@ -85,12 +85,6 @@ def unresolved_attempts(engine: Engine, campaign_id: int | None = None) -> list[
         return list(session.scalars(stmt.order_by(Attempt.id)))
 
 
-def attempt_count(engine: Engine, campaign_id: int) -> int:
-    stmt = select(func.count()).select_from(Attempt).where(Attempt.campaign_id == campaign_id)
-    with scope.reading(engine) as conn:
-        return int(conn.execute(stmt).scalar_one())
-
-
 def fault_attempts(engine: Engine, campaign_ids: Sequence[int], trial_id: str) -> int:
     """How many attempts of a trial (by its stable id, over a continuation's lineage) the
     provider ended: the per-trial bound on fresh attempts reads this."""
