@@ -153,7 +153,9 @@ def test_after_a_sigkill_the_printed_steps_followed_literally_finish_the_experim
     assert verify.returncode == 0, verify.stdout + verify.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["campaign"]["id"] == 2 if "campaign" in report and "id" in report["campaign"] else True
-    leftover = subprocess.run(["pgrep", "-f", f"campaign.agents.offline.*{out.name}"], capture_output=True)
+    # Keyed on this test's own runner TMPDIR (where the prompt file sits): another test's
+    # agents, on another worker, may be running now.
+    leftover = subprocess.run(["pgrep", "-f", f"campaign.agents.offline.*{out.parent / 'runner-tmp'}/"], capture_output=True)
     assert leftover.returncode == 1
 
 

@@ -289,7 +289,9 @@ def test_sigkill_at_random_points_then_resume_loses_and_repeats_nothing(tmp_path
         # A runner killed mid-attempt never finalized it: recovery proved cleanup, yet resume stops.
         assert "admits no more work (finalization_failed)" in stderr or "admits no more work (cleanup_unverified)" in stderr
         assert "never by editing rows" in stderr
-    leftover = subprocess.run(["pgrep", "-f", f"campaign.agents.offline.*{out.name}"], capture_output=True)
+    # Keyed on this test's own runner TMPDIR (where the prompt file sits): another test's
+    # agents, on another worker, may be running now.
+    leftover = subprocess.run(["pgrep", "-f", f"campaign.agents.offline.*{out.parent / 'runner-tmp'}/"], capture_output=True)
     assert leftover.returncode == 1
 
 
