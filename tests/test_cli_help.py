@@ -132,3 +132,47 @@ def test_a_command_imports_only_what_it_uses():
     from campaign.cli.commands import COMMANDS
 
     assert all(re.search(rf"^  {re.escape(name)}\s", listed, flags=re.M) for name in COMMANDS), listed
+
+
+def test_the_listing_of_commands_says_what_each_command_says_of_itself():
+    """`campaign --help` lists commands without importing them: its lines must be theirs."""
+    import importlib
+    import os
+    import subprocess
+    import sys
+
+    from campaign.cli.commands import COMMANDS
+
+    for name, entry in COMMANDS.items():
+        module, _, attribute = entry.where.partition(":")
+        command = getattr(importlib.import_module(module), attribute)
+        assert entry.summary == command.get_short_help_str(10_000), name
+    # The very listing click writes once every command is loaded (its width is 78 off a terminal).
+    ctx = click.Context(cli, info_name="campaign")
+    for name in COMMANDS:
+        cli.get_command(ctx, name)
+    formatter = click.HelpFormatter(width=78)
+    click.Group.format_commands(cli, ctx, formatter)
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    listed = subprocess.run([sys.executable, "-m", "campaign", "--help"], capture_output=True, text=True, timeout=60, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert formatter.getvalue() in listed.stdout, listed.stdout
+
+
+# What only a command's callback needs; the four commands below run or list without any.
+HEAVY_AT_START = ("sqlalchemy", "alembic", "aiohttp", "numpy", "campaign.lanes")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["tasks", "list"], ["sql", "--help"], ["report", "--help"]], ids=" ".join)
+def test_everyday_commands_start_without_the_runner_the_store_or_the_statistics(argv, tmp_path):
+    """A later module-level import in cli/ (or below what these use) would bring back a second of start-up."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "CAMPAIGN_TASK_CHECKS": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "campaign", *argv], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "click" in imported  # -X importtime did report
+    assert sorted(m for m in imported if any(m == heavy or m.startswith(heavy + ".") for heavy in HEAVY_AT_START)) == []

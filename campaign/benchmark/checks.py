@@ -22,6 +22,8 @@ from campaign.benchmark.task import Task
 from campaign.errors import UsageProblem
 
 CHECKS_ENV = "CAMPAIGN_TASK_CHECKS"
+# Runs of each condition a check makes by default: the verifier must agree with itself.
+RUNS = 3
 
 
 def checks_dir(environ: Mapping[str, str] = os.environ) -> Path:

@@ -13,7 +13,7 @@ from campaign.cli import EXIT_INTERRUPTED
 from campaign.cli.paths import StoreTarget
 from campaign.cli.rerun import rerun_command
 from campaign.errors import CampaignError, Interrupted, RerunWith, UsageProblem
-from campaign.store.base import MAX_INTEGER
+from campaign.store import MAX_INTEGER
 
 # The run ended with trials left without a result (a stop rule, a halted provider,
 # trials not attempted); stderr says why and how to continue.

@@ -30,7 +30,6 @@ import click
 from campaign import inputs
 from campaign.agents.profiles import names_a_file
 from campaign.errors import UsageProblem
-from campaign.store.engine import check_sqlite_path
 
 
 @contextlib.contextmanager
@@ -154,6 +153,10 @@ class StoreTarget(click.ParamType):
 
     def convert(self, value, param, ctx):
         if "://" not in value:
+            # Here, not at the top: every command's options are built at import, and
+            # SQLAlchemy (which the store's module needs) costs a fifth of a second.
+            from campaign.store.engine import check_sqlite_path
+
             with _refused_as(self, param, ctx):
                 check_sqlite_path(Path(os.path.abspath(Path(value).expanduser())), value, must_exist=False)
         return value

@@ -8,8 +8,6 @@ import click
 
 from campaign.cli.common import ROW_ID, core_errors, db_option
 from campaign.cli.paths import OutputDir, OutputFile
-from campaign.report import export_report, write_report
-from campaign.store.migrate import open_store
 
 campaign_argument = click.argument("campaign_id", required=False, type=ROW_ID, metavar="[CAMPAIGN_ID]")
 allow_unverified_option = click.option(
@@ -33,6 +31,11 @@ def report(campaign_id: int | None, output: Path, db: str | None, allow_unverifi
       campaign report --db campaign-out/campaign.db --output /tmp/report.json
       campaign report 2 --output /tmp/campaign-2.json
     """
+    # Here, not at the top: the report's statistics and the store (numpy, SQLAlchemy,
+    # alembic) are most of a second to import, and `--help` or a refused option needs none.
+    from campaign.report import write_report
+    from campaign.store.migrate import open_store
+
     with core_errors():
         engine = open_store(db, readonly=True)
         try:
@@ -54,6 +57,9 @@ def export(campaign_id: int | None, output_dir: Path, db: str | None, allow_unve
     Example:
       campaign export --db campaign-out/campaign.db --output-dir /tmp/share
     """
+    from campaign.report import export_report
+    from campaign.store.migrate import open_store
+
     with core_errors():
         engine = open_store(db, readonly=True)
         try:

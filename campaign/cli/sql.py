@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from campaign.cli.common import core_errors, db_option
-from campaign.store.query import format_rows, run_readonly
 
 
 @click.command()
@@ -25,6 +24,9 @@ def sql(statement: str, db: str | None, as_json: bool, as_csv: bool) -> None:
     if as_json and as_csv:
         # One flag used to win silently over the other.
         raise click.UsageError("--json and --csv cannot be combined; choose one format")
+    # Imported here so `campaign sql --help` and a refused flag need no SQLAlchemy.
+    from campaign.store.query import format_rows, run_readonly
+
     with core_errors():
         columns, rows = run_readonly(db, statement)
     click.echo(format_rows(columns, rows, "json" if as_json else "csv" if as_csv else "table"), nl=False)

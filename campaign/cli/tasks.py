@@ -11,7 +11,6 @@ from campaign.benchmark import checks
 from campaign.cli.common import core_errors
 from campaign.cli.paths import InputDir
 from campaign.errors import UnknownTask
-from campaign.lanes import task_check
 
 suite_option = click.option(
     "--task-suite",
@@ -103,7 +102,7 @@ def _seconds(value: float | None) -> str:
 @tasks.command()
 @suite_option
 @click.option("--tasks", "names", metavar="NAME,NAME", help="Only these tasks [default: every task of the suite].")
-@click.option("--runs", type=click.IntRange(2, 20), default=task_check.RUNS, show_default=True, help="Runs of each condition: the verifier must agree with itself over all of them.")
+@click.option("--runs", type=click.IntRange(2, 20), default=checks.RUNS, show_default=True, help="Runs of each condition: the verifier must agree with itself over all of them.")
 def check(task_suite, names: str | None, runs: int) -> None:
     """Prove each task sound: its untouched fixture fails, fixture plus solution passes,
     and the verifier is deterministic over --runs runs of each.
@@ -124,6 +123,9 @@ def check(task_suite, names: str | None, runs: int) -> None:
         selected = suite.resolve(names)
         checks.check_place()
         click.echo(f"checking {len(selected)} task(s) of {suite.describe()}, {runs} runs each of the fixture and of the solution", err=True)
+        # The attempt machinery is a third of a second to import: only a check needs it.
+        from campaign.lanes import task_check
+
         found = task_check.check_tasks(suite, selected, runs=runs, progress=lambda result: click.echo(result.line()))
     unsound = [r for r in found if not r.sound]
     click.echo(f"{len(found) - len(unsound)} of {len(found)} tasks sound")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from campaign.agents.profiles import load_profile
 from campaign.benchmark import Task, TaskSuite, checks, task_digest, unrunnable
+from campaign.benchmark.checks import RUNS
 from campaign.lanes.attempt import AttemptPlan, run_attempt
 from campaign.lanes.attempt_plan import AttemptOutcome
 from campaign.lanes.options import DEFAULT_TIMEOUT
@@ -32,7 +33,6 @@ from campaign.store import repository
 from campaign.store.migrate import open_store
 from campaign.supervise import confine, critical, interruptible
 
-RUNS = 3
 CONDITIONS = ("fixture", "solution")
 OFFLINE_MODEL = "offline:synthetic"
 # An exit status a shell gives when it could not find (127) or run (126) a command.

@@ -27,7 +27,7 @@ from sqlalchemy import Connection, Engine
 from campaign import inputs
 from campaign.errors import CampaignError, UsageProblem
 from campaign.store import chain, repository
-from campaign.store.base import MAX_INTEGER
+from campaign.store import MAX_INTEGER
 
 
 class UnverifiedStore(CampaignError):

@@ -74,7 +74,4 @@ class Base(DeclarativeBase):
 
 # Large counters (tokens, process start ticks) may exceed 32 bits on PostgreSQL.
 BigInt = BigInteger().with_variant(Integer(), "sqlite")
-# The largest integer either backend stores (SQLite's INTEGER, PostgreSQL's BIGINT): a
-# larger number is no row id or seed, and would reach the driver as an OverflowError.
-MAX_INTEGER = 2**63 - 1
 JSONText = Text

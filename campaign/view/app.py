@@ -34,7 +34,7 @@ from aiohttp import hdrs, web
 from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
-from campaign.store.base import MAX_INTEGER
+from campaign.store import MAX_INTEGER
 from campaign.view import pages, snapshot, source, trials
 
 ENGINE = web.AppKey("engine", Engine)
