@@ -18,13 +18,20 @@ def module_name(path: Path) -> str:
 
 
 def imports(path: Path, modules: set[str]) -> set[str]:
-    """The campaign modules ``path`` imports, at any depth of its code."""
+    """The campaign modules ``path`` imports, at any depth of its code.
+
+    ``from P import name`` depends on P's ``__init__`` only when ``name`` is not a module
+    of P: ``from campaign.agents import adapters`` needs the submodule, while
+    ``from campaign.agents.adapters import Adapter`` needs what the package's
+    ``__init__`` defines, and so loops when that ``__init__`` imports the importer.
+    """
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            submodules = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in modules]
+            names = submodules + ([node.module] if len(submodules) < len(node.names) else [])
         else:
             continue
         found |= {n for n in names if n in modules}
@@ -34,9 +41,9 @@ def imports(path: Path, modules: set[str]) -> set[str]:
 def graph() -> dict[str, set[str]]:
     paths = [p for p in PACKAGE.rglob("*.py") if "benchmark/tasks" not in p.as_posix()]
     modules = {module_name(p) for p in paths}
-    edges = {module_name(p): imports(p, modules) for p in paths}
-    # A module importing a submodule of its own package is not a loop through the package.
-    return {m: {t for t in targets if t != m and not m.startswith(t + ".") and t != m.rsplit(".", 1)[0]} for m, targets in edges.items()}
+    # A module's own packages are imported before it (Python runs each ``__init__`` on the
+    # way down), but that is no dependency: an edge to one of them is a name taken from it.
+    return {module_name(p): imports(p, modules) - {module_name(p)} for p in paths}
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -141,3 +148,16 @@ def test_the_builtin_agents_word_list_is_the_profiles_on_disk():
     from campaign.vocabulary import BUILTIN_AGENTS
 
     assert BUILTIN_AGENTS == builtin_profile_names()
+
+
+def test_a_name_taken_from_a_package_whose_init_imports_the_taker_is_a_loop(tmp_path):
+    # The loop the adapters had: the package's __init__ imports its modules inside a
+    # function, and each module takes a name from the package's __init__.
+    init = tmp_path / "__init__.py"
+    init.write_text("def registry():\n    from pkg import impl\n    return impl.THING\n")
+    impl = tmp_path / "impl.py"
+    impl.write_text("from pkg import Base\nfrom pkg.util import helper\nimport pkg.util\n")
+    modules = {"pkg", "pkg.impl", "pkg.util"}
+    edges = {"pkg": imports(init, modules), "pkg.impl": imports(impl, modules)}
+    assert edges == {"pkg": {"pkg.impl"}, "pkg.impl": {"pkg", "pkg.util"}}
+    assert cycles(edges) == [["pkg", "pkg.impl"]]

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from campaign.agents.adapters import Adapter
+from campaign.agents.adapters.base import Adapter
 from campaign.agents.adapters._read import count, get, load_json, load_lines, money, text
 from campaign.agents.record import AgentRecord, ErrorClass, unknown_record, with_error
 

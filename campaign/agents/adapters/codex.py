@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from campaign.agents.adapters import Adapter
+from campaign.agents.adapters.base import Adapter
 from campaign.agents.adapters._read import count, get, load_lines, one_of, text
 from campaign.agents.record import AgentRecord, uncached_input, unknown_record, with_error
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from campaign.agents.adapters import Adapter
+from campaign.agents.adapters.base import Adapter
 from campaign.agents.adapters._disclosure import profile_name, read_disclosure
 from campaign.agents.adapters._read import count, get, load_json, load_lines, money, one_of, plain_json, text, total
 from campaign.agents.record import AgentRecord, ErrorClass, TurnUsage, unknown_record, with_error

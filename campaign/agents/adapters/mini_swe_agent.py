@@ -51,7 +51,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from campaign.agents.adapters import Adapter
+from campaign.agents.adapters.base import Adapter
 from campaign.agents.adapters._read import count, get, load_json, money, text, total
 from campaign.agents.record import AgentRecord, ErrorClass, TurnUsage, unknown_record, with_error
 
