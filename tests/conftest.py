@@ -96,6 +96,15 @@ def make_attempt(engine):
     return _make
 
 
+@pytest.fixture
+def dead_port():
+    """A loopback port nothing answers on until the test releases it (helpers.ports)."""
+    from helpers.ports import DeadPort
+
+    with DeadPort() as port:
+        yield port
+
+
 # --- PostgreSQL (started by scripts/test.sh; required in CI) -------------------------
 
 

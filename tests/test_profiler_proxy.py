@@ -285,13 +285,11 @@ def test_a_killed_proxy_leaves_no_flush_marker(upstream, proxy_for):
 
 
 def test_an_unreachable_upstream_is_a_recorded_failure(proxy_for, tmp_path):
-    import socket
+    from helpers.ports import DeadPort
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        dead = s.getsockname()[1]
-    proxy = proxy_for(f"http://127.0.0.1:{dead}")
-    assert post(proxy.url, "/v1/messages", body_for("/v1/messages", False))[0] == 502
+    with DeadPort() as dead:
+        proxy = proxy_for(f"http://127.0.0.1:{dead.number}")
+        assert post(proxy.url, "/v1/messages", body_for("/v1/messages", False))[0] == 502
     assert proxy.stop() == 0
     capture = read_capture(proxy.capture)
     (record,) = capture.model_requests

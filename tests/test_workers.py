@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from helpers.catalogs import offline_copies
 from helpers.procs import wait_for
 from sqlalchemy import text
-from test_provider_faults import Upstream, free_port
+from test_provider_faults import Upstream
 
 from campaign.cli import cli
 from campaign.store.engine import make_engine, resolve_url
@@ -223,9 +223,9 @@ def test_the_report_is_the_same_for_one_runner_on_sqlite_and_three_workers_on_po
     assert _comparable(reports[0]) == _comparable(reports[1])
 
 
-def test_a_dead_provider_is_halted_for_every_worker_while_the_others_finish(tmp_path, backend_url, catalog, tokenizer_cache):
+def test_a_dead_provider_is_halted_for_every_worker_while_the_others_finish(tmp_path, backend_url, catalog, tokenizer_cache, dead_port):
     # A third provider through the recording proxy to its own upstream, where nothing listens.
-    port = free_port()
+    port = dead_port.number
     with catalog.open("a") as fh:
         fh.write(
             f'\n[providers.flaky]\nroute = "flaky"\ndefault_model = "synthetic"\nagent = "offline-wire"\nupstream = "http://127.0.0.1:{port}"\n'
@@ -245,6 +245,7 @@ def test_a_dead_provider_is_halted_for_every_worker_while_the_others_finish(tmp_
     assert rows(backend_url, "SELECT provider, halted_reason FROM provider_leases WHERE halted_reason IS NOT NULL") == [("flaky", "provider_unavailable")]
     assert rows(backend_url, "SELECT count(*) FROM attempts a JOIN trials t ON t.id = a.trial_pk WHERE t.provider = 'flaky'") == [(0,)]
     # The provider is back: the same command (it has --resume) reopens it and finishes.
+    dead_port.release()
     upstream = Upstream(port, tmp_path / "upstream.log").start()
     try:
         resumed = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
@@ -256,9 +257,9 @@ def test_a_dead_provider_is_halted_for_every_worker_while_the_others_finish(tmp_
     assert rows(backend_url, "SELECT count(*) FROM provider_leases WHERE halted_reason IS NOT NULL") == [(0,)]
 
 
-def test_an_outside_worker_whose_breaker_halts_its_provider_says_so_and_exits_3(tmp_path, catalog, tokenizer_cache):
+def test_an_outside_worker_whose_breaker_halts_its_provider_says_so_and_exits_3(tmp_path, catalog, tokenizer_cache, dead_port):
     """The halt leaves the provider's trials scheduled: the worker names it and never exits 0."""
-    port = free_port()  # nothing listens there
+    port = dead_port.number  # nothing listens there
     with catalog.open("a") as fh:
         fh.write(
             f'\n[providers.flaky]\nroute = "flaky"\ndefault_model = "synthetic"\nagent = "offline-wire"\nupstream = "http://127.0.0.1:{port}"\n'
