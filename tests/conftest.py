@@ -17,6 +17,28 @@ from campaign.store.migrate import upgrade_engine
 # Example task suites (tests/suites): their verifiers are data, never this suite's tests.
 collect_ignore = ["suites"]
 
+# Whole files that drive the real clients or a browser, or kill, fault and race whole
+# campaigns on the wall clock: `slow`, with a few single tests marked where they stand,
+# so the edit-test loop can leave them out (`bash scripts/test.sh -m "not slow"`, in the
+# README with its time). CI and the README's test command run everything.
+SLOW_MODULES = {
+    "test_campaign_interruptions",
+    "test_campaign_kill_windows",
+    "test_clients_e2e",
+    "test_provider_faults",
+    "test_provider_faults_billing",
+    "test_spend_watch",
+    "test_store_faults",
+    "test_view_browser",
+    "test_workers",
+}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.module.__name__ in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
 
 class FakeClock:
     """A clock tests move by hand instead of sleeping."""

@@ -260,6 +260,7 @@ def _wait_for(condition, timeout: float = 60.0) -> None:
     raise AssertionError("condition not reached")
 
 
+@pytest.mark.slow  # kills at random points, then resumes: 14 s
 def test_sigkill_at_random_points_then_resume_loses_and_repeats_nothing(tmp_path):
     rng = random.Random(20261130)
     out = tmp_path / "out"

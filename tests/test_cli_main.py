@@ -27,6 +27,7 @@ def finished(tmp_path_factory) -> list[str]:
     return argv
 
 
+@pytest.mark.slow  # a signal timed into shut-down, many times: 10 s
 def test_a_stop_while_the_process_shuts_down_never_kills_it(finished):
     """SIGTERM the moment the last line is read lands while Python tears itself down, where
     its own shutdown has put the default handlers back: the exit stays the command's."""

@@ -134,6 +134,7 @@ def test_a_pilot_that_cannot_show_its_spread_refuses_the_target_but_forecasts_sp
 # --- end to end: a real pilot with the offline agent, then the campaign it forecast ----------
 
 
+@pytest.mark.slow  # a pilot and the whole campaign it forecasts: 35 s
 def test_the_spend_forecast_from_a_one_repetition_pilot_is_within_15_percent_of_the_campaign(tmp_path):
     pilot, real = tmp_path / "pilot", tmp_path / "real"
     ran = run(["coding", "--campaign", "--providers", "offline", "--repetitions", "1", "--seed", "5", "--live", "--output-dir", str(pilot)])

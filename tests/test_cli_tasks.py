@@ -55,6 +55,7 @@ def test_list_and_show_a_suite_say_what_is_not_yet_checked(runner):
     assert "run_tests.sh" not in shown.output, "the hidden verifier's files are never listed"
 
 
+@pytest.mark.slow  # every example task run three times each way: 15 s
 def test_the_example_suites_are_sound_and_then_recorded_as_checked(runner):
     for suite, names in (("engine-example", 4), ("harbor-example", 3)):
         result = runner.invoke(cli, ["tasks", "check", "--task-suite", str(SUITES / suite)])

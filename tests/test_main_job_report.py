@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 PINNED = Path(__file__).parent / "samples" / "main-job" / "report.json"
 README = Path(__file__).parents[1] / "README.md"
 MAIN_JOB = ("coding", "--campaign", "--providers", "offline", "--repetitions", "2", "--live", "--resume", "--output-dir")
@@ -52,6 +54,7 @@ def test_the_pinned_command_is_the_readmes_main_job():
     assert "campaign " + " ".join(MAIN_JOB) + " campaign-out" in README.read_text()
 
 
+@pytest.mark.slow  # the README's whole main job: 20 s
 def test_the_main_jobs_report_is_the_pinned_one(tmp_path):
     got = pinned_text(run_main_job(tmp_path))
     assert got == PINNED.read_text(), "the main job's report changed: if intended, re-pin (see this module's docstring)"
