@@ -54,9 +54,9 @@ if [ -n "$pg_bin" ]; then
 else
   echo "scripts/test.sh: no PostgreSQL here; the PostgreSQL half of the store tests will be skipped" >&2
 fi
-# One pytest worker per core (pytest-xdist). `loadfile` keeps each test file on one
-# worker: files share module fixtures (a built campaign, a started upstream) and some
-# time kills to the millisecond, so splitting a file is not yet safe. Arguments come
-# last and win: `bash scripts/test.sh -n 0 tests/test_x.py` runs one file serially.
+# One pytest worker per core (pytest-xdist). Each test is a unit of work, heaviest
+# files first, except a few files kept whole on one worker (tests/helpers/scheduling.py).
+# Arguments come last and win: `bash scripts/test.sh -n 0 tests/test_x.py` runs one file
+# serially; `-m "not slow"` is the edit-test loop's selection (README).
 workers=${CAMPAIGN_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
-"$venv/bin/python" -m pytest -q -n "$workers" --dist loadfile "$@"
+"$venv/bin/python" -m pytest -q -n "$workers" "$@"

@@ -21,23 +21,38 @@ collect_ignore = ["suites"]
 # campaigns on the wall clock: `slow`, with a few single tests marked where they stand,
 # so the edit-test loop can leave them out (`bash scripts/test.sh -m "not slow"`, in the
 # README with its time). CI and the README's test command run everything.
-SLOW_MODULES = {
-    "test_campaign_interruptions",
-    "test_campaign_kill_windows",
+# Heaviest first (seconds in a whole run, from `--junitxml`): run in this order, and
+# before the rest, so the workers end on short tests instead of one waiting on the other.
+SLOW_MODULES = (
     "test_clients_e2e",
     "test_provider_faults",
-    "test_provider_faults_billing",
+    "test_workers",
+    "test_campaign_kill_windows",
     "test_spend_watch",
+    "test_provider_faults_billing",
+    "test_campaign_interruptions",
     "test_store_faults",
     "test_view_browser",
-    "test_workers",
-}
+)
 
 
 def pytest_collection_modifyitems(config, items) -> None:
+    rank = {name: i for i, name in enumerate(SLOW_MODULES)}
     for item in items:
-        if item.module.__name__ in SLOW_MODULES:
+        if item.module.__name__ in rank:
             item.add_marker(pytest.mark.slow)
+    # Stable: each file's tests stay together and in their order.
+    items.sort(key=lambda item: rank.get(item.module.__name__, len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`-n N` (xdist's --dist load) spreads single tests, a few files kept whole (helpers.scheduling)."""
+    if config.getoption("dist") != "load":
+        return None
+    from helpers.scheduling import ByTestOrGroup
+
+    return ByTestOrGroup(config, log)
 
 
 class FakeClock:
