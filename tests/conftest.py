@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -91,11 +93,26 @@ def db_url(db_path: Path) -> str:
     return f"sqlite:///{db_path}"
 
 
-@pytest.fixture
-def engine(db_url: str):
-    """A store migrated to head through alembic (never create_all)."""
-    eng = make_engine(resolve_url(db_url))
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory) -> Path:
+    """A SQLite store migrated to head through alembic (never create_all), once per worker."""
+    path = tmp_path_factory.mktemp("template-store") / "campaign.db"
+    eng = make_engine(resolve_url(f"sqlite:///{path}"))
     upgrade_engine(eng)
+    eng.dispose()
+    return path
+
+
+@pytest.fixture
+def engine(db_url: str, db_path: Path, migrated_template: Path):
+    """A fresh copy of the migrated template store: what alembic made, without a migration per test."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(migrated_template)) as src, contextlib.closing(sqlite3.connect(db_path)) as dst:
+        src.backup(dst)
+    eng = make_engine(resolve_url(db_url))
+    # As a migration leaves it: one pooled connection (WAL mode, the engine's pragmas)
+    # holds the store open, as a running writer does.
+    eng.connect().close()
     yield eng
     eng.dispose()
 
