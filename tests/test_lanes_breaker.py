@@ -5,18 +5,16 @@ from __future__ import annotations
 import socket
 
 import pytest
-from helpers.ports import DeadPort
 
 from campaign.lanes.breaker import Breaker, unreachable
 
 
-def test_a_listening_upstream_is_reachable_and_a_closed_port_is_not():
+def test_a_listening_upstream_is_reachable_and_a_closed_port_is_not(dead_port):
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
         assert unreachable(f"http://127.0.0.1:{port}") is None
-    with DeadPort() as dead:
-        port = dead.number
-        why = unreachable(f"http://127.0.0.1:{port}")
+    port = dead_port.number
+    why = unreachable(f"http://127.0.0.1:{port}")
     assert why == f"its upstream 127.0.0.1:{port} refused the connection (Connection refused)"
 
 

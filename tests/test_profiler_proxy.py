@@ -284,12 +284,9 @@ def test_a_killed_proxy_leaves_no_flush_marker(upstream, proxy_for):
     assert summarize(capture).usage_matched is False
 
 
-def test_an_unreachable_upstream_is_a_recorded_failure(proxy_for, tmp_path):
-    from helpers.ports import DeadPort
-
-    with DeadPort() as dead:
-        proxy = proxy_for(f"http://127.0.0.1:{dead.number}")
-        assert post(proxy.url, "/v1/messages", body_for("/v1/messages", False))[0] == 502
+def test_an_unreachable_upstream_is_a_recorded_failure(proxy_for, tmp_path, dead_port):
+    proxy = proxy_for(f"http://127.0.0.1:{dead_port.number}")
+    assert post(proxy.url, "/v1/messages", body_for("/v1/messages", False))[0] == 502
     assert proxy.stop() == 0
     capture = read_capture(proxy.capture)
     (record,) = capture.model_requests

@@ -24,7 +24,6 @@ from pathlib import Path
 
 from campaign.agents.profiles import load_profile
 from campaign.benchmark import Task, TaskSuite, checks, task_digest, unrunnable
-from campaign.benchmark.checks import RUNS
 from campaign.lanes.attempt import AttemptPlan, run_attempt
 from campaign.lanes.attempt_plan import AttemptOutcome
 from campaign.lanes.options import DEFAULT_TIMEOUT
@@ -104,7 +103,7 @@ def check_tasks(
     suite: TaskSuite,
     tasks: Sequence[Task],
     *,
-    runs: int = RUNS,
+    runs: int = checks.RUNS,
     timeout: float = DEFAULT_TIMEOUT,
     progress: Callable[[TaskCheck], None] = lambda found: None,
     clock: Callable[[], dt.datetime] = repository.utcnow,
@@ -175,4 +174,4 @@ def _run(engine, suite: TaskSuite, tasks: Sequence[Task], runs: int, timeout: fl
     repository.close_campaign(engine, campaign_id, None, state="completed")
 
 
-__all__ = ["RUNS", "TaskCheck", "check_tasks", "judge", "static_reason"]
+__all__ = ["TaskCheck", "check_tasks", "judge", "static_reason"]
