@@ -43,6 +43,7 @@ from campaign.vocabulary import PRICE_BASIS_NAMES, PRICE_CATEGORIES, SPEND_COUNT
 from campaign.vocabulary import REPLAY as REPLAY  # where the lanes have always imported it from
 from campaign import inputs
 from campaign.agents.profiles import builtin_profile_names
+from campaign.credential_shapes import credential_shaped
 from campaign.errors import UsageProblem
 from campaign.profiler.wire import DEFAULT_SILENCE_S
 
@@ -221,6 +222,8 @@ def _provider(name: str, entry: Any) -> Provider:
         raise ValueError(f"{where}.route {text['route']!r} must be letters, digits, '.', '_' or '-' (no ':')")
     if text["basis"] not in BASES:
         raise ValueError(f"{where}.basis must be one of {', '.join(repr(b) for b in BASES)}")
+    if credential_shaped(text["default_model"]):
+        raise ValueError(f"{where}.default_model looks like an API key or token; name the key's variable in credential_env instead")
     if not _DATE.match(text["price_date"]) or not _is_date(text["price_date"]):
         raise ValueError(f"{where}.price_date must be a date written YYYY-MM-DD")
     credential = entry.get("credential_env")

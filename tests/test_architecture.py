@@ -103,7 +103,7 @@ def top_level(module: str) -> str:
 # Bottom to top; a module imports only its own layer and the ones below. A new top-level
 # module or package must be placed here on purpose.
 LAYERS = (
-    {"vocabulary", "canonical", "errors", "bulk", "testhooks", "inputs"},
+    {"vocabulary", "canonical", "errors", "bulk", "testhooks", "inputs", "credential_shapes"},
     {"schedule", "plan", "digests", "isolation"},
     {"store"},
     {"agents", "benchmark", "config", "profiler", "providers", "spend", "approval", "progress", "supervise", "report", "power", "replay"},

@@ -127,6 +127,12 @@ def test_malformed_model_is_refused(ws: Workspace, model: str):
     refused(ws, ws.args("--model", model), "--model", "PROVIDER:MODEL")
 
 
+@pytest.mark.parametrize("model", ["openai:sk-proj-4fQx9ZbT2mWc7LpR8sVd", "anthropic:sk-ant-api03-Zx8Qw2Ty6Ui0Op4As", "gemini:AIzaSyD4x7Qm2Pv9Lk3Jh6Gf1Ds8"])
+def test_a_model_name_shaped_like_a_key_is_refused_without_echoing_it(ws: Workspace, model: str):
+    line = refused(ws, ws.args("--model", model), "--model", "looks like an API key")
+    assert model.split(":")[1][:6] not in line
+
+
 def test_unknown_task_is_refused(ws: Workspace):
     refused(ws, ws.args(tasks=f"{benchmark.task_names()[0]},no-such-task"), "--tasks", "no-such-task")
 

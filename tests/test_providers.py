@@ -165,6 +165,8 @@ def test_an_override_file_loads(tmp_path):
         (lambda t: t.replace('"2025-09-30"', '"2025-02-30"'), "price_date"),
         (lambda t: t.replace('"2025-09-30"', '"30/09/2025"'), "price_date"),
         (lambda t: t.replace('route = "acme"', 'route = "acme:x"'), "route"),
+        # A key pasted as the model would be copied into the store and every report.
+        (lambda t: t.replace('"acme-1"', '"sk-proj-4fQx9ZbT2mWc7LpR8sVd"'), "default_model looks like an API key"),
         (lambda t: t.replace('agent = "generic"', 'agent = "no-such-agent"'), "agent"),
         (lambda t: t.replace("[providers.acme]", "[providers.Acme]").replace("[providers.acme.prices]", "[providers.Acme.prices]"), "name"),
         (lambda t: "", "at least one"),

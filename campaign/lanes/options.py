@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from campaign import benchmark
 from campaign.benchmark import checks
+from campaign.credential_shapes import credential_shaped
 from campaign.digests import MIN_PROFILE_PYTHON, NotAPython, PythonInfo, git_toplevel, probe_python
 from campaign.errors import UsageProblem
 from campaign.store.limits import SpendLimits, amount_problem
@@ -349,6 +350,13 @@ def parse_model(value: str | None) -> ModelRoute:
         raise UsageProblem(
             f"{text!r} is not PROVIDER:MODEL (a lowercase provider name, a colon, a model name without spaces), "
             f"e.g. {DEFAULT_MODEL}",
+            option="--model",
+        )
+    if credential_shaped(match["model"]):
+        raise UsageProblem(
+            # Not echoed: the line would print the key it refuses to store.
+            "the model name looks like an API key or token; a model name is stored in every report, "
+            "so give the key through the provider's credential variable and a model name here",
             option="--model",
         )
     return ModelRoute(provider=match["provider"], model=match["model"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from campaign import vocabulary
+from campaign.credential_shapes import ID_SHAPES
 from campaign.report.allowlist import Pattern
 
 # --- code-authored vocabularies ---------------------------------------------------
@@ -87,10 +88,8 @@ _PATH_ROOTS = (
 # redacted-<16 hex>, which must pass again (the allowlist is a fixed point).
 MODEL_RE = re.compile(
     r"redacted-[0-9a-f]{16}|"
-    r"(?![^\n]*[A-Za-z0-9]{20})"
-    r"(?![^\n]*[0-9A-Fa-f]{12})"
-    r"(?![^\n]*[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})"
-    r"(?![^\n]*\.\.)"
+    + "".join(rf"(?![^\n]*{shape})" for shape in ID_SHAPES)
+    + r"(?![^\n]*\.\.)"
     r"(?![^\n]*\.(?:toml|json|ya?ml|py|pem|key|txt|env|cfg|conf|ini|sh|log)$)"
     r"(?:[A-Za-z0-9][A-Za-z0-9._-]{0,63}:)?"
     rf"(?:(?!(?i:{'|'.join(_PATH_ROOTS)})/)[A-Za-z0-9][A-Za-z0-9._-]{{0,63}}/)?"
