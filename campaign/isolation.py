@@ -176,12 +176,14 @@ def build_env(
     credential_names: Iterable[str] = (),
     extra: Mapping[str, str] | None = None,
     original_cwd: str | os.PathLike[str] | None = None,
+    home: Path | None = None,
 ) -> dict[str, str]:
     """The child's whole environment, built from an allowlist.
 
     Every approved credential must be present in ``parent_env`` (a missing one is
     an error, never a silent omission). ``extra`` carries engine-chosen values
     (usually paths inside the root) and wins over everything but HOME/TMPDIR.
+    HOME is the root's own unless ``home`` names another directory of the root.
     """
     parent = os.environ if parent_env is None else parent_env
     env = {name: parent[name] for name in MINIMAL_VARS if name in parent}
@@ -198,7 +200,7 @@ def build_env(
     for name, value in (extra or {}).items():
         _check_name(name, "environment variable")
         env[name] = str(value)
-    env["HOME"] = str(root.home)
+    env["HOME"] = str(home if home is not None else root.home)
     env["TMPDIR"] = str(root.tmpdir)
     return env
 

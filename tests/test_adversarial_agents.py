@@ -11,6 +11,7 @@ in a subprocess with a hard limit, so a regression fails instead of hanging.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -22,6 +23,7 @@ import pytest
 
 from campaign import benchmark
 from campaign.agents.profile_parse import parse_profile
+from campaign.benchmark.suite import load_suite
 from campaign.lanes.attempt import AttemptPlan, run_attempt
 from campaign.schedule import single_run
 from campaign.store import repository
@@ -30,6 +32,7 @@ from campaign.supervise import TeardownBudget
 from helpers.procs import alive
 
 TASK = "semver-precedence"
+SUITES = Path(__file__).parent / "suites"
 FAST = TeardownBudget(grace=1.0, kill_wait=3.0, total=15.0, run_grace=0.5)
 RESULT = """echo '{"type": "result", "num_turns": 1}'"""
 # The lane's own deadline plus the default cleanup allowance (35 s), plus start-up slack.
@@ -76,12 +79,12 @@ def _trial(engine):
     return trial
 
 
-def attack(engine, tmp_path: Path, script: str, *, timeout: float = 20.0):
+def attack(engine, tmp_path: Path, script: str, *, timeout: float = 20.0, task: benchmark.Task | None = None):
     """Run one attempt of the shell agent; (outcome, row, runner tmp dir, seconds)."""
     base = tmp_path / "runner-tmp"
     base.mkdir(exist_ok=True)
     plan = AttemptPlan(
-        task=benchmark.get_task(TASK), profile=shell_profile(tmp_path, script), model="offline:synthetic",
+        task=task or benchmark.get_task(TASK), profile=shell_profile(tmp_path, script), model="offline:synthetic",
         seed=0, timeout_s=timeout, teardown_budget=FAST, tmp_base=base,
     )
     started = time.monotonic()
@@ -118,6 +121,19 @@ def test_a_tmpdir_or_home_swapped_for_a_link_keeps_the_verifier_from_running(eng
     result, row, base, _ = attack(engine, tmp_path, f"cd .. && mv {name} {name}.real && ln -s {outside} {name}")
     assert snapshot(outside) == before
     assert (result.failure_class, row.verifier_exit_code) == ("workspace_tampered", None)
+    assert row.disposal_complete is True and list(base.iterdir()) == []
+
+
+def test_what_the_client_left_in_its_home_never_reaches_the_verifier(engine, tmp_path):
+    """A verifier that trusts HOME (here: passes when a marker is there) is the client's to
+    game if it shares the client's HOME; it gets a fresh one, so the unsolved task fails."""
+    suite = Path(shutil.copytree(SUITES / "engine-example", tmp_path / "suite"))
+    run_tests = suite / "sh-csv-total" / "verifier" / "run_tests.sh"
+    run_tests.write_text('[ -e "$HOME/solved" ] && exit 0\n[ -z "$(ls -A "$HOME")" ] || exit 3\n' + run_tests.read_text())
+    (task,) = [t for t in load_suite(suite).tasks if t.name == "sh-csv-total"]
+    result, row, base, _ = attack(engine, tmp_path, 'touch "$HOME/solved"', task=task)
+    # Not 0 (the marker was seen) nor 3 (the HOME was not empty): the real check ran and failed.
+    assert (result.failure_class, row.verifier_exit_code) == ("verifier_failed", 1)
     assert row.disposal_complete is True and list(base.iterdir()) == []
 
 

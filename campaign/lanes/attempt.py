@@ -261,6 +261,9 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
         verifier_map = run.harbor.verifier_map(plan.task) if run.harbor is not None else None
         if verifier_map is None:
             benchmark.install_verifier(plan.task, held.work_fd)
+        # Its own HOME, as it gets its own tests: what the client left in its HOME (a
+        # user site-packages, a tool's config) must not reach the verdict.
+        verifier_home = held.fresh_dir("verifier-home")
         verifier_io = held.stdio("verifier")
     except (benchmark.VerifierRefused, NotOurs) as exc:
         _tampered(sup, state, f"verifier not installed: {getattr(exc, 'reason', exc)}")
@@ -272,7 +275,7 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
                 benchmark.verifier_argv(plan.task, plan.python),
                 cwd_fd=held.work_fd,
                 timeout=within(deadline - timer(), plan.task.verifier.timeout_sec),
-                env=isolation.build_env(root, os.environ, extra=dict(plan.task.verifier.env)),
+                env=isolation.build_env(root, os.environ, extra=dict(plan.task.verifier.env), home=verifier_home),
                 stdout=io.out,
                 stderr=io.err,
                 root_map=verifier_map,

@@ -13,6 +13,8 @@ still the one that was pinned.
 from __future__ import annotations
 
 import os
+import secrets
+from pathlib import Path
 
 from campaign.isolation import PrivateRoot
 from campaign.supervise import pinned
@@ -100,6 +102,17 @@ class PinnedRoot:
             raise NotOurs("unwritable") from None
         self._created[name] = ident
         return fd
+
+    def fresh_dir(self, stem: str) -> Path:
+        """A directory made now beneath the pinned root under an unguessable name, for a
+        child that is handed it by path (the verifier's HOME): nothing the agent left can
+        be in it, and the agent could not have planted anything at its name."""
+        name = f"{stem}-{secrets.token_hex(8)}"
+        try:
+            os.mkdir(name, 0o700, dir_fd=self.root_fd)
+        except OSError:
+            raise NotOurs("unwritable") from None
+        return self.root.path / name
 
     def read(self, name: str, limit: int = MAX_CAPTURE_BYTES) -> bytes:
         """A capture the engine created, if its name still holds that file; NotOurs otherwise."""
