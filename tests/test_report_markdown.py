@@ -9,7 +9,7 @@ from test_report_fixtures import full_attempt, insert_campaign, paired_trials
 
 from campaign.report import build_report, render
 from campaign.report.forest import render_svg
-from campaign.report.markdown import render_markdown
+from campaign.report.markdown import _signed, render_markdown
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -137,3 +137,10 @@ def test_spend_that_no_attempt_reported_is_not_called_partial(engine):
     assert "measured spend is partial" not in text
     some = [{"task": "a", "repetition": 1, "variant": v, "attempt": {"verified_pass": True, "cost_usd": 0.25, "spend_complete": False}} for v in ("baseline", "coding")]
     assert "so measured spend is partial and" in render_markdown(build_report(engine, insert_campaign(engine, some)))
+
+
+def test_a_small_difference_never_prints_as_zero_or_negative_zero():
+    assert _signed(-0.0004, 1) == "-0.0004"
+    assert _signed(0.00004) == "+0.00004"
+    assert _signed(-0.0) == _signed(0.0) == "+0.000"
+    assert _signed(-0.26, 1) == "-0.3" and _signed(None) == "null"

@@ -56,7 +56,17 @@ def _num(value: Any, digits: int = 3) -> str:
 
 
 def _signed(value: Any, digits: int = 3) -> str:
-    return "null" if value is None else f"{value:+.{digits}f}"
+    """Signed, with more digits where ``digits`` would round a difference to zero: -0.0004
+    never reads as 0 (nor as "-0.0"), and only a true zero prints as one."""
+    if value is None:
+        return "null"
+    if value == 0:
+        return f"{0.0:+.{digits}f}"
+    text = f"{value:+.{digits}f}"
+    while float(text) == 0 and digits < 12:
+        digits += 1
+        text = f"{value:+.{digits}f}"
+    return text
 
 
 def _usd(value: Any) -> str:
