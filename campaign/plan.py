@@ -81,6 +81,9 @@ class Experiment:
     client_version: str | None = None
     # applied_profile_from = "wire": {variant: catalog digests} measured by the probe.
     wire_catalogs: Mapping[str, list[str]] | None = None
+    # Their digest format (profiler.wire.CATALOG_DIGEST_KEYS); None is format 1, the one
+    # plans approved before format 2 were bound with.
+    wire_catalog_format: int | None = None
     # --task-suite: its name, each task's digest, their digest, and the tasks never checked.
     task_suite: Mapping[str, Any] | None = None
     # The providers catalog whose prices cost a client that reports none (and whose
@@ -89,7 +92,7 @@ class Experiment:
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for optional in ("wire_upstream", "client_version", "wire_catalogs", "task_suite", "pricing_catalog_digest"):
+        for optional in ("wire_upstream", "client_version", "wire_catalogs", "wire_catalog_format", "task_suite", "pricing_catalog_digest"):
             if data[optional] is None:  # absent, so experiments without them keep their digest
                 del data[optional]
         data["tasks"] = list(self.tasks)

@@ -85,7 +85,7 @@ def test_a_paired_campaign_through_the_real_client(client, tmp_path, tokenizer_c
         diagnostics = json.loads(a["schema_diagnostics"])
         assert diagnostics["unmatched_requests"] == 0, where
         # Every tool-bearing request carried exactly the catalog the probe bound for this variant.
-        assert set(diagnostics["catalog_digests"]) <= set(expected[a["variant"]]), where
+        assert set(diagnostics["catalog_set_digests"]) <= set(expected[a["variant"]]), where
         assert json.loads(a["applied_profiles"]) == [{"baseline": "legacy", "coding": "coding"}[a["variant"]]], where
         # Counters equal the replay script's usage over the requests that crossed the wire.
         model_requests = diagnostics["request_count"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -13,8 +14,11 @@ from campaign.agents.profiles import load_profile
 from campaign.vocabulary import VARIANT_PROFILES
 from campaign.errors import UsageProblem
 from campaign.agents.applied import confirmed_profiles
+from campaign.lanes.campaign_inputs import _probed
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute
+from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, catalog_set_digest
+from campaign.providers import load_catalog
 from workspace import run
 
 EXPECTED = {"baseline": ["b" * 64], "coding": ["c" * 64, "d" * 64]}
@@ -77,3 +81,26 @@ def test_probe_refusals_name_the_option_at_fault(tmp_path, monkeypatch, args, sa
     result = run(["probe", "--agent", "offline-wire", *args])
     assert result.exit_code == 2 and says in result.output, result.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("stored_format", "expected"), [(None, 1), (2, 2)])
+def test_a_campaign_keeps_the_catalog_format_it_was_bound_with(stored_format, expected):
+    # A campaign bound before format 2 has no wire_catalog_format: its resume and its
+    # workers confirm attempts by format 1, the digests it holds, and never probe again.
+    profile = dataclasses.replace(load_profile(str(OFFLINE_WIRE)), applied_profile_from="wire")
+    provider = load_catalog().get("replay")
+    route = WireRoute("replay", sys.executable, Path(os.environ["CAMPAIGN_TOKENIZER_CACHE"]))
+    stored = {"providers": [{"name": provider.name, "client_version": None, "wire_catalogs": EXPECTED, **({"wire_catalog_format": stored_format} if stored_format else {})}]}
+    task = benchmark.get_task("semver-precedence")
+    assert _probed(profile, provider, route, None, task, stored, probe=True) == (EXPECTED, expected)
+    # A new campaign is probed and bound as sets.
+    catalogs, fmt = _probed(profile, provider, route, None, task, None, probe=False)
+    assert (catalogs, fmt) == (None, CATALOG_DIGEST_FORMAT) and CATALOG_DIGEST_FORMAT == 2
+
+
+def test_the_set_digest_ignores_the_order_of_the_tools_and_nothing_else():
+    tools = [{"name": n, "input_schema": {"type": "object", "properties": {}}} for n in ("read", "write", "run")]
+    assert catalog_set_digest(tools) == catalog_set_digest(tools[::-1])
+    assert catalog_set_digest(tools) != catalog_set_digest(tools[:2])
+    changed = [tools[0], tools[1], {**tools[2], "description": "another"}]
+    assert catalog_set_digest(tools) != catalog_set_digest(changed)

@@ -27,7 +27,9 @@ become the usage identities. The outcome is still drawn from the seed.
 
 Misbehaviour for tests, by ``--mode`` (repeatable) or ``$CAMPAIGN_OFFLINE_MODE``
 (comma-separated): ``hang``, ``crash``, ``overspend=X``, ``background-child``,
-``no-usage``, ``ignore-term``, ``wrong-profile``. The engine's environment
+``no-usage``, ``ignore-term``, ``wrong-profile``, ``shuffled-tools`` (wire mode: the
+catalog's tools in an order drawn from the trial id, as a client that registers its
+tools in a varying order sends them). The engine's environment
 allowlist drops ``$CAMPAIGN_*`` variables, so engine tests pass ``--mode`` (and
 ``--success-*``) by appending them to the offline profile's client argv.
 
@@ -58,7 +60,7 @@ DEFAULT_SUCCESS = {"legacy": 0.70, "coding": 0.78}
 DEFAULT_PROFILE = "legacy"  # the runtime default when the config has no disclosure table
 CONFIG_ENV = "CAMPAIGN_AGENT_CONFIG"
 MODE_ENV = "CAMPAIGN_OFFLINE_MODE"
-MODES = frozenset({"hang", "crash", "overspend", "background-child", "no-usage", "ignore-term", "wrong-profile"})
+MODES = frozenset({"hang", "crash", "overspend", "background-child", "no-usage", "ignore-term", "wrong-profile", "shuffled-tools"})
 
 # Synthetic catalog sizes per profile: coding discloses a smaller schema up front.
 _CATALOG = {"legacy": {"disclosed_tokens": 9120, "disclosed_count": 37, "hidden_count": 0},
@@ -367,7 +369,8 @@ def run(options: Options) -> int:
         from campaign.agents import offline_wire
 
         try:
-            plan = replace(plan, turns=offline_wire.send_turns(options.base_url, options.model, profile, plan.turns))
+            shuffle = options.trial_id if "shuffled-tools" in options.modes else None
+            plan = replace(plan, turns=offline_wire.send_turns(options.base_url, options.model, profile, plan.turns, shuffle=shuffle))
         except offline_wire.WireFailed as exc:
             return _fail(f"model request failed: {exc}")
     if plan.solved:

@@ -10,6 +10,7 @@ advances through its script); no task text is sent. Even turns stream.
 from __future__ import annotations
 
 import json
+import random
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -43,10 +44,13 @@ def synthetic_tools(profile: str | None) -> list[dict[str, Any]]:
     ]
 
 
-def send_turns(base_url: str, model: str, profile: str | None, turns: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
-    """One request per planned turn; the turns come back with the server's ids and usage."""
+def send_turns(base_url: str, model: str, profile: str | None, turns: Sequence[dict[str, Any]], shuffle: str | None = None) -> tuple[dict[str, Any], ...]:
+    """One request per planned turn; the turns come back with the server's ids and usage.
+    ``shuffle``: send the tools in an order drawn from this string (the same catalog)."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     tools = synthetic_tools(profile)
+    if shuffle is not None:
+        random.Random(shuffle).shuffle(tools)
     messages: list[dict[str, Any]] = []
     out = []
     for i, turn in enumerate(turns, start=1):

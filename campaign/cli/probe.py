@@ -34,5 +34,7 @@ def probe(agent: str, model: str, task_name: str) -> None:
     for variant, diagnostics in result.measured.items():
         counts = diagnostics.get("catalog_tool_counts") or {}
         tokens = diagnostics.get("catalog_schema_tokens") or {}
+        sets = diagnostics.get("catalog_sets") or {}
         for digest in diagnostics.get("catalog_digests") or []:
-            click.echo(f"{variant}: catalog {digest} tools {counts.get(digest)} schema_tokens {tokens.get(digest)}")
+            # The set digest is what an experiment binds (format 2); the order sent is the client's.
+            click.echo(f"{variant}: catalog {sets.get(digest)} tools {counts.get(digest)} schema_tokens {tokens.get(digest)} (as sent: {digest})")

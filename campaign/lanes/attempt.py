@@ -39,6 +39,7 @@ from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
 from campaign.lanes.verdict import classify, counter_fields, priced, profile_gate, provider_fault_of
 from campaign.profiler import summary as wire_summary
 from campaign.profiler.capture import Capture
+from campaign.profiler.wire import CATALOG_DIGEST_KEYS
 from campaign.providers import REPLAY
 from campaign.spend import ATTEMPT_EXCEEDED_CEILING, Overrun
 from campaign.store import repository
@@ -343,7 +344,7 @@ def _with_wire(record: AgentRecord, capture: Capture, plan: AttemptPlan) -> Agen
         return replace(record, applied_profiles=None) if plan.profile.applied_profile_from == "wire" else record
     merged = wire_summary.merge(record, wire_summary.summarize(capture))
     if plan.profile.applied_profile_from == "wire" and plan.expected_catalogs is not None:
-        observed = (merged.schema_diagnostics or {}).get("catalog_digests")
+        observed = (merged.schema_diagnostics or {}).get(CATALOG_DIGEST_KEYS[plan.catalog_format])
         merged = replace(merged, applied_profiles=confirmed_profiles(observed, plan.expected_catalogs, VARIANT_PROFILES))
     return merged
 

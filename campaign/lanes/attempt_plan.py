@@ -36,6 +36,8 @@ class AttemptPlan:
     wire: WireRoute | None = None
     # applied_profile_from = "wire": {variant: catalog digests} the probe measured.
     expected_catalogs: Mapping[str, list[str]] | None = None
+    # The format those digests were made in (profiler.wire.CATALOG_DIGEST_KEYS).
+    catalog_format: int = 1
     # The wire probe's own runs: they measure the catalogs, so there is nothing to confirm yet.
     probe: bool = False
     failure_dir: Path | None = None

@@ -25,6 +25,7 @@ from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_b
 from campaign.errors import UnreadableValue, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.probe import probe_catalogs
+from campaign.profiler.wire import CATALOG_DIGEST_FORMAT
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.canonical import spec_digest
 from campaign.providers import REPLAY, Catalog, Provider, load_catalog, resolve_providers
@@ -58,6 +59,8 @@ class CampaignInputs:
     # Per provider: the installed client's version, and for "wire" profiles the probe's catalogs.
     client_versions: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
     wire_catalogs: Mapping[str, dict[str, list[str]] | None] = dataclasses.field(default_factory=dict)
+    # ... and the digest format of each provider's catalogs (profiler.wire.CATALOG_DIGEST_KEYS).
+    wire_catalog_formats: Mapping[str, int] = dataclasses.field(default_factory=dict)
     # --rehearse: every upstream is the replay provider, every price synthetic.
     rehearsal: bool = False
     # Where the tasks come from (--task-suite), and which of them were never checked.
@@ -94,12 +97,15 @@ def with_model(providers: tuple[Provider, ...], model: str | None) -> tuple[Prov
     return (dataclasses.replace(provider, default_model=route.model),)
 
 
-def _probed(profile: AgentProfile, provider: Provider, wire: WireRoute | None, version: str | None, task: benchmark.Task, stored: Mapping[str, Any] | None, probe: bool) -> dict[str, list[str]] | None:
-    """A wire profile's per-variant catalogs: the stored campaign's when it has them (a
-    resume or a worker never probes again), else measured now by the probe. A client
-    whose version changed since is a different experiment: refused, naming the field."""
+def _probed(
+    profile: AgentProfile, provider: Provider, wire: WireRoute | None, version: str | None, task: benchmark.Task, stored: Mapping[str, Any] | None, probe: bool
+) -> tuple[dict[str, list[str]] | None, int]:
+    """A wire profile's per-variant catalogs and their digest format: the stored campaign's
+    when it has them (a resume or a worker never probes again; a campaign bound before
+    format 2 keeps format 1), else measured now by the probe. A client whose version
+    changed since is a different experiment: refused, naming the field."""
     if profile.applied_profile_from != "wire" or wire is None:
-        return None
+        return None, CATALOG_DIGEST_FORMAT
     before = next((p for p in (stored or {}).get("providers", []) if p.get("name") == provider.name), None)
     if before is not None and before.get("wire_catalogs"):
         if before.get("client_version") != version:
@@ -108,10 +114,10 @@ def _probed(profile: AgentProfile, provider: Provider, wire: WireRoute | None, v
                 "a different client is a different experiment: reinstall that version, or start a new --output-dir",
                 option="--resume",
             )
-        return before["wire_catalogs"]
+        return before["wire_catalogs"], before.get("wire_catalog_format", 1)
     if not probe:
-        return None
-    return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable)
+        return None, CATALOG_DIGEST_FORMAT
+    return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable), CATALOG_DIGEST_FORMAT
 
 
 def rehearsed(providers: tuple[Provider, ...], profiles: Mapping[str, AgentProfile]) -> tuple[Provider, ...]:
@@ -174,7 +180,7 @@ def validate(
     for profile in profiles.values():
         seeds.check(profile, environ)
     versions = {p.name: read_client_version(profiles[p.name], environ) for p in providers}
-    catalogs = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], tasks[0], stored, probe) for p in providers}
+    probed = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], tasks[0], stored, probe) for p in providers}
     base = load_base_config(Path(opts.config).expanduser()) if opts.config else parse_base_config(b"", "the empty base config")
     configs = {name: render_variant(base, name) for name in variants}
     if opts.live or opts.rehearse:
@@ -198,7 +204,8 @@ def validate(
         failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
         wires=wires,
         client_versions=versions,
-        wire_catalogs=catalogs,
+        wire_catalogs={name: catalogs for name, (catalogs, _) in probed.items()},
+        wire_catalog_formats={name: fmt for name, (_, fmt) in probed.items()},
         rehearsal=opts.rehearse,
         selection=selection,
     )
@@ -224,6 +231,8 @@ def experiment(inputs: CampaignInputs) -> dict[str, Any]:
                 **({"wire_upstream": inputs.wires[p.name].upstream} if inputs.wires.get(p.name) else {}),
                 **({"client_version": inputs.client_versions[p.name]} if inputs.client_versions.get(p.name) else {}),
                 **({"wire_catalogs": inputs.wire_catalogs[p.name]} if inputs.wire_catalogs.get(p.name) else {}),
+                # Format 1 is the absence of the field: campaigns bound before format 2 keep their identity.
+                **({"wire_catalog_format": inputs.wire_catalog_formats[p.name]} if inputs.wire_catalogs.get(p.name) and inputs.wire_catalog_formats.get(p.name, 1) != 1 else {}),
             }
             for p in inputs.providers
         ],

@@ -28,6 +28,7 @@ from campaign.canonical import spec_digest
 from campaign.agents.client_version import read_client_version
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
+from campaign.profiler.wire import CATALOG_DIGEST_FORMAT
 from campaign.providers import Provider, load_catalog, provider_for_route
 from campaign.agents.profile_model import AgentProfile, placeholders
 from campaign.agents.profiles import build_artifact_paths, load_profile, profile_identity
@@ -225,8 +226,10 @@ def sqlite_file(db: str | None) -> Path | None:
 # --- 2. the experiment ------------------------------------------------------
 
 
-def compute_experiment(inputs: PairedInputs) -> Experiment:
-    """Hash everything the live run must reproduce (reads files, runs git; writes nothing)."""
+def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGEST_FORMAT) -> Experiment:
+    """Hash everything the live run must reproduce (reads files, runs git; writes nothing).
+    ``catalog_format``: how a wire profile's catalogs are digested (the live run of a plan
+    approved under format 1 measures them as that plan did)."""
     source = inputs.source
     try:
         revision = git_revision(source)
@@ -235,6 +238,7 @@ def compute_experiment(inputs: PairedInputs) -> Experiment:
         raise UsageProblem(f"cannot list the files of {source}: {exc}", option="--source") from None
     except OSError as exc:
         raise UsageProblem(f"cannot read {exc.filename or 'a file'} in the source checkout: {exc.strerror}", option="--source") from None
+    catalogs = _probe(inputs, catalog_format)
     return Experiment(
         agent=inputs.profile.name,
         agent_profile_digest=spec_digest(profile_identity(inputs.profile)),
@@ -257,16 +261,17 @@ def compute_experiment(inputs: PairedInputs) -> Experiment:
         profile_python_digest=python_digest(inputs.python.executable, inputs.python.version, inputs.python.tiktoken),
         wire_upstream=inputs.wire.upstream if inputs.wire else None,
         client_version=read_client_version(inputs.profile, os.environ),
-        wire_catalogs=_probe(inputs),
+        wire_catalogs=catalogs,
+        wire_catalog_format=catalog_format if catalogs and catalog_format != 1 else None,
         task_suite=inputs.selection.identity(),
         pricing_catalog_digest=inputs.catalog_digest,
     )
 
 
-def _probe(inputs: PairedInputs) -> dict[str, list[str]] | None:
+def _probe(inputs: PairedInputs, catalog_format: int) -> dict[str, list[str]] | None:
     if inputs.profile.applied_profile_from != "wire" or inputs.wire is None:
         return None
-    return probe_catalogs(inputs.profile, model=str(inputs.model), task=inputs.tasks[0], route=inputs.wire, runner_python=sys.executable)
+    return probe_catalogs(inputs.profile, model=str(inputs.model), task=inputs.tasks[0], route=inputs.wire, runner_python=sys.executable, catalog_format=catalog_format)
 
 
 def schedule_for(experiment: Experiment) -> tuple[ScheduledTrial, ...]:

@@ -30,6 +30,7 @@ from campaign.errors import CampaignError, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.attempt import AttemptPlan, run_attempt
 from campaign.lanes.wire import WireRoute, resolve_route
+from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, CATALOG_DIGEST_KEYS
 from campaign.providers import REPLAY, load_catalog, provider_for_route
 from campaign.schedule import build_schedule
 from campaign.store import repository
@@ -52,10 +53,12 @@ def probe_catalogs(
     runner_python: str,
     timeout_s: float = PROBE_TIMEOUT_S,
     option: str = "--agent",
+    catalog_format: int = CATALOG_DIGEST_FORMAT,
 ) -> dict[str, list[str]]:
-    """{variant: sorted catalog digests the client sent} from one replayed run per variant."""
+    """{variant: sorted catalog digests the client sent, in ``catalog_format``} from one
+    replayed run per variant."""
     measured = measure(profile, model=model, task=task, route=route, runner_python=runner_python, timeout_s=timeout_s)
-    found = {variant: sorted(m["catalog_digests"]) for variant, m in measured.items()}
+    found = {variant: sorted(m[CATALOG_DIGEST_KEYS[catalog_format]]) for variant, m in measured.items()}
     if set(found.get("baseline", [])) & set(found.get("coding", [])):
         raise UsageProblem(
             f"the {profile.name} agent sends the same tool catalog under baseline and coding, so its variants apply no treatment; "

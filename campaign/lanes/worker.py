@@ -56,6 +56,7 @@ def plan_for(inputs: CampaignInputs, trial: Trial) -> AttemptPlan:
         provider=provider,
         wire=inputs.wires.get(provider.name),
         expected_catalogs=inputs.wire_catalogs.get(provider.name),
+        catalog_format=inputs.wire_catalog_formats.get(provider.name, 1),
         extra_env=(("CAMPAIGN_CONTROL_PLANE_PORT", str(inputs.control_plane_port)),) if inputs.control_plane_port else (),
     )
 

@@ -97,6 +97,7 @@ def model_record(
         "stream": summary.stream,
         "tool_count": summary.tool_count,
         "catalog_digest": summary.catalog_digest,
+        "catalog_set_digest": summary.catalog_set_digest,
         "tool_digests": None if summary.tool_digests is None else list(summary.tool_digests),
         "schema_tokens": schema_tokens,
         "failed_tool_results": summary.failed_tool_results,

@@ -105,16 +105,16 @@ def _diagnostics(capture: Capture, completed: list[dict[str, Any]], billed: list
     # its catalog; otherwise tool-less side requests (titles, summaries) are not the catalog.
     tool_bearing = [r for r in with_catalog if r["tool_count"] > 0]
     catalog_requests = tool_bearing or with_catalog
-    catalogs: list[str] = []
-    for r in catalog_requests:
-        if isinstance(r.get("catalog_digest"), str) and r["catalog_digest"] not in catalogs:
-            catalogs.append(r["catalog_digest"])
+    catalogs = _distinct(catalog_requests, "catalog_digest")
     tokens = {r["catalog_digest"]: r.get("schema_tokens") for r in catalog_requests if isinstance(r.get("catalog_digest"), str)}
     estimates = [t for t in tokens.values() if isinstance(t, int)]
     with_usage = [r for r in requests if r.get("terminal") is True]
     return {
         "basis": "diagnostic_only_not_outcome_evidence",
         "catalog_digests": catalogs,
+        "catalog_set_digests": _distinct(catalog_requests, "catalog_set_digest"),
+        # Each catalog as sent -> the same catalog as a set (two orders of one set: one value).
+        "catalog_sets": {r["catalog_digest"]: r["catalog_set_digest"] for r in catalog_requests if isinstance(r.get("catalog_digest"), str) and isinstance(r.get("catalog_set_digest"), str)},
         "request_count": len(requests),
         "tool_bearing_requests": len(tool_bearing),
         "terminal_usage_observations": len(with_usage),
@@ -172,3 +172,12 @@ def merge(record: AgentRecord, summary: WireSummary) -> AgentRecord:
         nested_sessions_observed=True if record.nested_sessions_observed else False,
         wire_requests=summary.model_requests,
     )
+
+
+def _distinct(requests: list[dict[str, Any]], key: str) -> list[str]:
+    """The digests under ``key``, each once, in the order first seen."""
+    found: list[str] = []
+    for r in requests:
+        if isinstance(r.get(key), str) and r[key] not in found:
+            found.append(r[key])
+    return found

@@ -79,6 +79,8 @@ class RequestSummary:
     # Tool results in the history this request sends that say the call failed; None
     # where the format has no such mark (both OpenAI formats).
     failed_tool_results: int | None = None
+    # The catalog as a set (format 2 of CATALOG_DIGEST_KEYS); None with catalog_digest.
+    catalog_set_digest: str | None = None
 
     @property
     def tool_count(self) -> int | None:
@@ -102,6 +104,23 @@ def decode_body(body: bytes, content_encoding: str | None) -> bytes | None:
     except Exception:
         return None
     return None
+
+
+# How a catalog is digested, by format, and the key of an attempt's wire diagnostics that
+# lists its catalogs in that format. An experiment records the format its probe used
+# (``wire_catalog_format``; absent: 1), and its attempts are confirmed by that format.
+#   1: the tools in the order the client sent them (experiments bound before format 2).
+#   2: the tools as a set: sorted by name, each as canonical JSON. A client may register
+#      its tools in an order that varies from run to run; the catalog is the same, and a
+#      paid attempt must not end profile_unconfirmed for it.
+CATALOG_DIGEST_KEYS = {1: "catalog_digests", 2: "catalog_set_digests"}
+CATALOG_DIGEST_FORMAT = 2
+
+
+def catalog_set_digest(tools: list[Any]) -> str:
+    """Format 2: the same digest for the same tools in any order."""
+    keyed = sorted(((t.get("name") if isinstance(t, dict) and isinstance(t.get("name"), str) else "", wire_json(t)) for t in tools))
+    return text_sha256("[" + ",".join(text for _, text in keyed) + "]")
 
 
 # What an attempt's own paths become in a catalog before it is digested.
@@ -147,6 +166,7 @@ def summarize_request(path: str, body: bytes, content_encoding: str | None = Non
         catalog_digest=None if tools is None else text_sha256(wire_json(tools)),
         tool_digests=None if tools is None else tuple(text_sha256(wire_json(t)) for t in tools),
         failed_tool_results=_failed_results(fmt, data),
+        catalog_set_digest=None if tools is None else catalog_set_digest(tools),
     )
 
 

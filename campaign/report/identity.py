@@ -46,6 +46,7 @@ def experiment_section(exp: dict[str, Any], campaign: Campaign) -> dict[str, Any
         "fixture_digests": exp.get("fixture_digests"),
         "profile_python_digest": exp.get("profile_python_digest"),
         "wire_catalogs": exp.get("wire_catalogs"),
+        "wire_catalog_format": exp.get("wire_catalog_format", 1) if exp.get("wire_catalogs") else None,
         "reasoning": exp.get("reasoning") if exp.get("reasoning") is not None else "provider_default",
         "task_suite": _task_suite(exp.get("task_suite")),
     }

@@ -53,6 +53,8 @@ SCHEMA_DIAGNOSTICS = Obj(
     {
         "basis": Const("diagnostic_only_not_outcome_evidence"),
         "catalog_digests": List(Sha256(), max_items=64),
+        "catalog_set_digests": List(Sha256(), max_items=64),
+        "catalog_sets": Map(Sha256(), Sha256(), max_items=64),
         "full_catalog_digests": List(Sha256(), max_items=64),
         "request_count": Int(),
         "terminal_usage_observations": Int(),
@@ -373,6 +375,9 @@ REPORT_SCHEMA = Obj(
                 "profile_python_digest": Sha256(),
                 # applied_profile_from = "wire": the catalogs the probe measured per variant.
                 "wire_catalogs": Map(Enum(vocabulary.VARIANTS), List(Sha256(), max_items=16), max_items=2),
+                # How those digests were made: 1, the tools in the client's order; 2, as a set
+                # (sorted by name). Null where there are no wire catalogs.
+                "wire_catalog_format": Int(),
                 "reasoning": Enum(REASONING),
                 # --task-suite: its name, the digest of every task it ran, and which of them
                 # `campaign tasks check` never proved sound as they were (names only, never
