@@ -14,8 +14,9 @@ from decimal import Decimal
 from campaign.agents.record import AgentRecord, nothing_billed, turn_usage_matched
 from campaign.store.limits import SpendLimits
 from campaign.store.money import to_decimal
+from campaign.store.repository.spend import counted_spend
 
-__all__ = ["ATTEMPT_EXCEEDED_CEILING", "Overrun", "budget_allows_next", "exceeded_ceiling", "overrun", "spend_complete", "stopped_line", "wire_cost"]
+__all__ = ["ATTEMPT_EXCEEDED_CEILING", "Overrun", "budget_allows_next", "exceeded_ceiling", "overrun", "spend_complete", "spend_stop", "stopped_line", "wire_cost"]
 
 # The stop reason of a lane whose attempt spent past its ceiling, and the failure class
 # of an attempt stopped for it while running (both in campaign.vocabulary).
@@ -58,6 +59,22 @@ def budget_allows_next(measured_spend_usd: Decimal, limits: SpendLimits) -> bool
 
 def exceeded_ceiling(cost_usd: float | Decimal | None, limits: SpendLimits) -> bool:
     return cost_usd is not None and to_decimal(cost_usd) > limits.per_attempt_ceiling_usd
+
+
+def spend_stop(failure_class: str | None, cost_usd: float | None, spend_complete: bool | None, equivalent_usd: float | None, limits: SpendLimits) -> str | None:
+    """What a finished attempt's spend means for every later paid call, in the paired lane
+    and in a campaign's workers alike: ``attempt_exceeded_ceiling`` when it was stopped at
+    its ceiling or its spend as the caps count it (``counted_spend``: the measured cost
+    when complete, else the list-price equivalent) is past the ceiling; ``spend_incomplete``
+    when its spend is not known whole (the spec stops later live calls rather than count
+    a lower bound as the spend); else None."""
+    spent = counted_spend(cost_usd, spend_complete, equivalent_usd)
+    # Stopped at its ceiling while running: exceeded, even when its last request's spend is unknown.
+    if failure_class == ATTEMPT_EXCEEDED_CEILING or exceeded_ceiling(spent, limits):
+        return ATTEMPT_EXCEEDED_CEILING
+    if spent is None or spend_complete is not True:
+        return "spend_incomplete"
+    return None
 
 
 @dataclass(frozen=True)

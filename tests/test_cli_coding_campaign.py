@@ -104,7 +104,7 @@ def test_an_agent_that_cannot_show_its_profile_is_refused_and_nothing_is_written
     monkeypatch.chdir(tmp_path)
     result = run(["coding", "--campaign", "--output-dir", "X", "--providers", "offline", "--agent", str(blind)])
     assert result.exit_code == 2, result.output
-    assert "cannot report which disclosure profile" in result.output
+    assert "cannot show which disclosure profile" in result.output
     assert list(tmp_path.iterdir()) == []
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 
 from campaign.approval import Approval
-from campaign.lanes.paired_live import gate
+from campaign.lanes.paired_live import after_attempt, gate
 from campaign.schedule import build_schedule
-from campaign.spend import budget_allows_next, exceeded_ceiling
+from campaign.spend import budget_allows_next, exceeded_ceiling, spend_stop
 from campaign.store.limits import SpendLimits
 from campaign.store import leases, repository
 from campaign.store.migrate import open_store
@@ -91,3 +92,26 @@ def test_a_continuation_gates_on_its_whole_lineage(store):
     assert repository.lineage(store, second) == [second, first]
     assert repository.measured_spend(store, second) == Decimal("0.2")
     assert repository.provider_spend(store, second, "offline").usd == Decimal("0.2")
+
+
+CEILING = SpendLimits(1.0, 0.1)
+
+
+@pytest.mark.parametrize(
+    ("failure_class", "cost", "complete", "equivalent", "stop"),
+    [
+        (None, 0.05, True, None, None),
+        (None, 0.05, True, 0.5, None),  # measured and complete: the list-price equivalent is not the spend
+        (None, 0.2, True, None, "attempt_exceeded_ceiling"),
+        (None, None, False, 0.5, "attempt_exceeded_ceiling"),  # even a lower bound is past it
+        (None, None, False, 0.05, "spend_incomplete"),
+        (None, None, None, None, "spend_incomplete"),
+        ("attempt_exceeded_ceiling", None, False, None, "attempt_exceeded_ceiling"),  # stopped at it while running
+    ],
+)
+def test_the_paired_lane_and_the_workers_read_an_attempts_spend_one_way(failure_class, cost, complete, equivalent, stop):
+    # The paired lane's stop after an attempt, for the same attempt a worker would judge.
+    attempt = SimpleNamespace(stop_reason=None, failure_class=failure_class, record=SimpleNamespace(cost_usd=cost), spend_complete=complete, equivalent_spend_usd=equivalent)
+    approval = Approval(plan_digest="0" * 64, max_attempts=10, limits=CEILING, credential_env=())
+    assert spend_stop(failure_class, cost, complete, equivalent, CEILING) == stop
+    assert after_attempt(attempt, approval) == stop

@@ -160,13 +160,7 @@ def validate(
     if opts.rehearse:
         providers = rehearsed(providers, profiles)
     for provider in providers:
-        profile = profiles[provider.name]
-        if profile.applied_profile_from == "none":
-            raise UsageProblem(
-                f"the {profile.name} agent cannot report which disclosure profile it applied, so no paired trial through it could pass; "
-                "use an agent profile with applied_profile_from = \"adapter\" or \"wire\"",
-                option="--agent",
-            )
+        opt.check_applied_profile_shown(profiles[provider.name])
     for p in providers:
         value = environ.get(p.credential_env or "", "").strip()
         if value and p.upstream and value in p.upstream:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from campaign import benchmark
+from campaign.agents.profile_model import AgentProfile
 from campaign.benchmark import checks
 from campaign.credential_shapes import credential_shaped
 from campaign.digests import MIN_PROFILE_PYTHON, NotAPython, PythonInfo, git_toplevel, probe_python
@@ -341,6 +342,17 @@ def check_numbers(opts: CodingOptions) -> None:
     check_positive(opts.repetitions, "--repetitions", MAX_REPETITIONS)
     check_positive(opts.timeout, "--timeout", MAX_DEADLINE_S)
     check_positive(opts.run_timeout, "--run-timeout", MAX_DEADLINE_S)
+
+
+def check_applied_profile_shown(profile: AgentProfile) -> None:
+    """A paired trial passes only when the disclosure profile it applied is shown: by the
+    adapter, or confirmed on the wire. The paired lane and a campaign refuse alike."""
+    if profile.applied_profile_from == "none":
+        raise UsageProblem(
+            f"the {profile.name} agent cannot show which disclosure profile it applied (applied_profile_from = \"none\"), "
+            "so no paired trial through it could pass; use a profile that reports it (\"adapter\") or is confirmed on the wire (\"wire\")",
+            option="--agent",
+        )
 
 
 def parse_model(value: str | None) -> ModelRoute:

@@ -35,7 +35,7 @@ from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, CATALOG_DIGEST_KEYS
 from campaign.plan import read_json_object
 from campaign.report.export import check_report_output
 from campaign.lanes.spend_watch import ceiling_line
-from campaign.spend import ATTEMPT_EXCEEDED_CEILING, budget_allows_next, dollars, exceeded_ceiling
+from campaign.spend import budget_allows_next, dollars, spend_stop
 from campaign.store import repository
 from campaign.store.engine import describe
 from campaign.store.migrate import open_store
@@ -111,12 +111,7 @@ def after_attempt(result: AttemptOutcome, approval: Approval) -> str | None:
     """Stops that an attempt's own outcome triggers for every later trial."""
     if result.stop_reason is not None:
         return result.stop_reason
-    # Stopped at its ceiling while running: exceeded, even when its last request's spend is unknown.
-    if result.failure_class == ATTEMPT_EXCEEDED_CEILING or exceeded_ceiling(result.record.cost_usd, approval.limits):
-        return ATTEMPT_EXCEEDED_CEILING
-    if not result.spend_complete:
-        return "spend_incomplete"
-    return None
+    return spend_stop(result.failure_class, result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd, approval.limits)
 
 
 def run(

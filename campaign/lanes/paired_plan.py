@@ -45,6 +45,7 @@ from campaign.lanes.options import (
     CodingOptions,
     ModelRoute,
     Selection,
+    check_applied_profile_shown,
     check_live_options,
     check_mode,
     check_outside_source,
@@ -139,12 +140,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
         check_outside_source(store_file, source, "--db")
     launcher = resolve_launcher(opts.launcher, source)
     profile = load_profile(opts.agent or DEFAULT_AGENT, source)
-    if profile.applied_profile_from == "none":
-        raise UsageProblem(
-            f"the {profile.name} agent cannot show which disclosure profile it applied (applied_profile_from = \"none\"), "
-            "so no paired trial through it could pass; use a profile that reports it (\"adapter\") or is confirmed on the wire (\"wire\")",
-            option="--agent",
-        )
+    check_applied_profile_shown(profile)
     check_launcher_needed(profile, launcher)
     seeds.check(profile, os.environ)
     base = load_base_config(Path(opts.config).expanduser())

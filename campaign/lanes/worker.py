@@ -24,7 +24,7 @@ from campaign.lanes import holders
 from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.progress import AttemptFinished
-from campaign.spend import ATTEMPT_EXCEEDED_CEILING
+from campaign.spend import spend_stop
 from campaign.store import leases, repository
 from campaign.store.limits import SpendLimits
 from campaign.store.models import Trial
@@ -109,15 +109,8 @@ def step(
         leases.halt_unavailable(engine, trial.campaign_id, trial.provider, halt.why)
     provider_stop = None
     if caps is not None and result.stop_reason is None:
-        spent = repository.counted_spend(result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd)
-        # Stopped at its ceiling while running: exceeded, even when its last request's spend is unknown.
-        if result.failure_class == ATTEMPT_EXCEEDED_CEILING or (spent is not None and spent > caps.per_attempt_ceiling_usd):
-            provider_stop = ATTEMPT_EXCEEDED_CEILING
-        elif spent is None or not result.spend_complete:
-            # Incomplete, its equivalent is only what the wire saw (a cut stream's output, a
-            # hung request's bill are unknown): the spec stops later live calls rather than
-            # count a lower bound as the spend. ``--resume`` is the operator's to decide.
-            provider_stop = "spend_incomplete"
+        # ``--resume`` after a spend_incomplete stop is the operator's to decide.
+        provider_stop = spend_stop(result.failure_class, result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd, caps)
     return Step(result=result, provider_stop=provider_stop, campaign_stop=result.stop_reason, halted=halt)
 
 
