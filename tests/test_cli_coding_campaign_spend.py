@@ -73,7 +73,7 @@ def test_a_ceiling_below_an_attempts_cost_stops_only_that_provider_with_exact_su
     # Trials are left without a result: the run says why and exits 3, not 0.
     assert result.exit_code == 3, result.output
     assert "unfinished: not attempted: 3 attempt_exceeded_ceiling" in result.output
-    assert "--resume" not in result.output.split("unfinished:", 1)[1]  # resuming would not run them
+    assert "run again on --resume only under a raised --attempt-ceiling-usd" in result.output
     with sqlite3.connect(out / "campaign.db") as conn:
         assert conn.execute("SELECT state, stop_reason FROM campaigns").fetchall() == [("stopped", "attempt_exceeded_ceiling")]
         statuses = conn.execute("SELECT status, not_attempted_reason FROM trials ORDER BY position").fetchall()
@@ -112,6 +112,31 @@ def test_a_stopped_campaign_keeps_its_reason_until_work_continues(tmp_path):
         assert conn.execute("SELECT count(*) FROM attempts").fetchone()[0] == first
     # A cap with room: the trials the cap held back run, and the campaign completes.
     done = run(base(out, "--live", "--resume", "--max-spend-usd", "5", "--attempt-ceiling-usd", "0.09"))
+    assert done.exit_code == 0, done.output
+    with sqlite3.connect(out / "campaign.db") as conn:
+        assert conn.execute("SELECT state, stop_reason FROM campaigns").fetchall() == [("completed", None)]
+        assert conn.execute("SELECT count(*) FROM trials WHERE status != 'finished'").fetchone()[0] == 0
+
+
+def test_trials_a_ceiling_held_back_run_again_only_under_a_raised_ceiling(tmp_path):
+    out = tmp_path / "out"
+    capped = base(out, "--live", "--resume", "--max-spend-usd", "1", "--attempt-ceiling-usd", "0.01")
+    assert run(capped).exit_code == 3
+    held = "SELECT count(*) FROM trials WHERE not_attempted_reason = 'attempt_exceeded_ceiling'"
+    with sqlite3.connect(out / "campaign.db") as conn:
+        assert conn.execute(held).fetchone()[0] == 3
+        largest = max(Decimal(str(c)) for (c,) in conn.execute("SELECT cost_usd FROM attempts"))
+    # The same ceiling: the same attempt would be stopped at the same place; nothing runs.
+    again = run(capped)
+    assert again.exit_code == 3 and "only under a raised --attempt-ceiling-usd" in again.output, again.output
+    with sqlite3.connect(out / "campaign.db") as conn:
+        assert conn.execute(held).fetchone()[0] == 3 and conn.execute("SELECT count(*) FROM attempts").fetchone()[0] == 1
+    # Raised, but not above what the attempt spent: still held back.
+    assert run(base(out, "--live", "--resume", "--max-spend-usd", "1", "--attempt-ceiling-usd", format(largest, "f"))).exit_code == 3
+    with sqlite3.connect(out / "campaign.db") as conn:
+        assert conn.execute(held).fetchone()[0] == 3
+    # Above it: the held-back trials run, and the campaign completes.
+    done = run(base(out, "--live", "--resume", "--max-spend-usd", "1", "--attempt-ceiling-usd", "0.5"))
     assert done.exit_code == 0, done.output
     with sqlite3.connect(out / "campaign.db") as conn:
         assert conn.execute("SELECT state, stop_reason FROM campaigns").fetchall() == [("completed", None)]

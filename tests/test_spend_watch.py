@@ -390,10 +390,10 @@ def test_every_client_is_stopped_at_its_ceiling_by_what_its_wire_saw(flaky: Case
     _stopped_at_its_ceiling(attempt, stderr)
     assert flaky.campaign_row() == ("stopped", "attempt_exceeded_ceiling")
     # The report says what happened: a real client on a synthetic-price route, a trial the
-    # ceiling stopped that no resume runs again, and spend measured with no result.
+    # ceiling stopped that only a raised ceiling runs again, and spend measured with no result.
     md = (flaky.out / "report.md").read_text()
     assert "A route with synthetic prices" in md and "offline agent produced" not in md
-    assert "except a trial recorded `attempt_exceeded_ceiling`, which this campaign does not run again" in md
+    assert "except a trial recorded `attempt_exceeded_ceiling`, which runs again only under a raised per-attempt ceiling" in md
     assert "No trial has a result, so no outcome or usage counter is reported; the spend of the 1 attempt(s) paid for is in measured spend." in md
     engine = open_readonly(str(flaky.out / "campaign.db"))
     try:

@@ -16,6 +16,7 @@ from campaign.lanes import options as opt
 from campaign.errors import Interrupted
 from campaign.lanes import multi_provider, nonpaired, paired_live, paired_plan
 from campaign.lanes.continuation import REOPEN_ON_RESUME, CampaignBlocked, RunnerBusy
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.lanes.holders import LeaseHeld
 from campaign.lanes.parallel import WorkerLost
 from campaign.lanes import preflight
@@ -129,9 +130,16 @@ def _say_why_unfinished(result) -> None:
     left = f"{result.left} trial(s) still scheduled" if result.left else ""
     click.echo(f"unfinished: {'; '.join(x for x in (left, reasons and f'not attempted: {reasons}') if x)}"
                f"{f' (stopped: {result.stop_reason})' if result.stop_reason else ''}", err=True)
-    if result.left or set(result.not_attempted) & set(REOPEN_ON_RESUME):
+    resumable = result.left or set(result.not_attempted) & set(REOPEN_ON_RESUME)
+    if resumable:
         click.echo(f"to continue{' once the provider recovers' if result.halts else ''}: {rerun_command('--resume')}", err=True)
-    else:
+    if ATTEMPT_EXCEEDED_CEILING in result.not_attempted:
+        click.echo(
+            f"the trials {ATTEMPT_EXCEEDED_CEILING} held back run again on --resume only under a raised --attempt-ceiling-usd, above the most "
+            "one attempt of their provider spent; under the same ceiling they would be stopped again",
+            err=True,
+        )
+    elif not resumable:
         click.echo("the trials left will not run again in this campaign (a resume would not admit them)", err=True)
 
 

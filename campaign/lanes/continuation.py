@@ -41,7 +41,9 @@ from campaign.errors import CampaignError, ConflictError
 from campaign.lanes import holders
 from campaign.lanes.campaign_inputs import CampaignInputs
 from campaign.lanes.campaign_outputs import write_reports
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.store import leases, repository
+from campaign.store.limits import SpendLimits
 from campaign.store.engine import describe
 from campaign.supervise import critical
 from campaign.supervise.procfs import ProcFS
@@ -167,9 +169,22 @@ class ResumeRefused(CampaignError):
 
 
 # Trials a stop left not_attempted that a resume tries again, under the same gates. Not
-# reopened: unproven cleanup, disposal or finalization (they block: continue instead), an
-# attempt that exceeded its ceiling, and a trial whose fault attempts are exhausted.
+# reopened: unproven cleanup, disposal or finalization (they block: continue instead), a
+# trial whose fault attempts are exhausted, and those an attempt past its ceiling held
+# back unless the ceiling was raised (reopen_under_a_raised_ceiling).
 REOPEN_ON_RESUME = ("spend_limit", "spend_incomplete", "run_deadline", "max_attempts", "engine_error", "interrupted", "provider_unavailable", "worker_lost", "lease_lost")
+
+
+def reopen_under_a_raised_ceiling(engine: Engine, campaign_id: int, limits: SpendLimits | None) -> int:
+    """A provider's trials held back by ``attempt_exceeded_ceiling`` run again on resume
+    only under a ceiling above the most any of its attempts has spent: under the same
+    ceiling the same attempt would be stopped at the same place, its spend paid again for
+    no result. Without a ceiling nothing is reopened (no cap is not a raised one)."""
+    if limits is None:
+        return 0
+    largest = repository.largest_attempt_spend(engine, campaign_id)
+    raised = [provider for provider, spent in largest.items() if limits.per_attempt_ceiling_usd > spent]
+    return repository.reopen_trials(engine, campaign_id, (ATTEMPT_EXCEEDED_CEILING,), providers=raised) if raised else 0
 
 
 def blocking_attempts(engine: Engine, campaign_id: int) -> tuple[str | None, list[str]]:

@@ -29,7 +29,7 @@ from campaign.lanes import holders, options as opt, parallel, spend_watch, worke
 from campaign.lanes.breaker import Breaker
 from campaign.lanes.campaign_inputs import CampaignInputs, experiment, mismatched_fields, report_outputs, schedule_for, stored_experiment, stored_experiment_of, validate
 from campaign.lanes.campaign_outputs import CampaignResult, build_result, close_run, open_progress, write_reports
-from campaign.lanes.continuation import REOPEN_ON_RESUME, ResumeRefused, my_identity, settle_resume, take_lease
+from campaign.lanes.continuation import REOPEN_ON_RESUME, ResumeRefused, my_identity, reopen_under_a_raised_ceiling, settle_resume, take_lease
 from campaign.progress import TrialsNotAttempted
 from campaign.store import STORE_NAME, chain, leases, repository
 from campaign.store.engine import describe
@@ -139,6 +139,7 @@ def run(
             campaign_id = settle_resume(engine, campaign_id, inputs, me, proc, continue_blocked=opts.continue_blocked, stream=stream)
             leases.reopen_unavailable(engine, campaign_id)
             repository.reopen_trials(engine, campaign_id, REOPEN_ON_RESUME)
+            reopen_under_a_raised_ceiling(engine, campaign_id, limits)
         if limits is not None:
             repository.record_spend_limits(engine, campaign_id, limits)
         leases.ensure_leases(engine, campaign_id, [p.name for p in inputs.providers])

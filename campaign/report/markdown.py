@@ -126,10 +126,10 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     for reason, count in (done["not_attempted_by_reason"] or {}).items():
         lines.append(f"  - without a result, `{reason}`: {count}")
     if done["interrupted_attempts"]:
-        # A trial its ceiling stopped is never reopened: say so only where there is one.
+        # A trial its ceiling stopped is reopened only under a raised ceiling: say so only where there is one.
         ceiling = ATTEMPT_EXCEEDED_CEILING in (done["not_attempted_by_reason"] or {})
         how = "stopped on request, at their spend ceiling, or left running by a killed runner" if ceiling else "stopped on request, or left running by a killed runner"
-        rerun = f", except a trial recorded `{ATTEMPT_EXCEEDED_CEILING}`, which this campaign does not run again" if ceiling else ""
+        rerun = f", except a trial recorded `{ATTEMPT_EXCEEDED_CEILING}`, which runs again only under a raised per-attempt ceiling" if ceiling else ""
         lines.append(
             f"- Interrupted attempts: {done['interrupted_attempts']} ({how}). "
             "They carry no verdict: they are not failures, are left out of success, wall time, counters and the paired differences, "

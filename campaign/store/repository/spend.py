@@ -111,6 +111,19 @@ def provider_spend(engine: Engine, campaign_id: int, provider: str) -> ProviderS
     return ProviderSpend(money.usd(total) or Decimal(0), int(n_measured), int(n_equivalent), int(n_unknown))
 
 
+def largest_attempt_spend(engine: Engine, campaign_id: int) -> dict[str, Decimal]:
+    """Per provider, the most any one of its attempts spent (as the caps count it) over the
+    campaign and every campaign it continues; providers whose every spend is unknown are absent."""
+    stmt = (
+        select(Trial.provider, func.max(money.nano_usd(counted_usd())))
+        .join(Trial, Trial.id == Attempt.trial_pk)
+        .where(Attempt.campaign_id.in_(lineage(engine, campaign_id)))
+        .group_by(Trial.provider)
+    )
+    with scope.reading(engine) as conn:
+        return {provider: money.usd(nano) for provider, nano in conn.execute(stmt) if nano is not None}
+
+
 def record_spend_limits(engine: Engine, campaign_id: int, limits: SpendLimits) -> None:
     """The limits this run is held to, in their stored form (``SpendLimits.stored``)."""
     with scope.transaction(engine) as conn:

@@ -50,12 +50,16 @@ def mark_remaining_not_attempted(engine: Engine, campaign_id: int, reason: str, 
         return conn.execute(stmt).rowcount
 
 
-def reopen_trials(engine: Engine, campaign_id: int, reasons: Iterable[str], clock: Clock = utcnow) -> int:
-    """not_attempted for one of ``reasons`` -> scheduled: a resume tries them again, under
-    the same gates (a cap still reached stops them again, with the same reason)."""
+def reopen_trials(engine: Engine, campaign_id: int, reasons: Iterable[str], clock: Clock = utcnow, providers: Iterable[str] | None = None) -> int:
+    """not_attempted for one of ``reasons`` (of one of ``providers``, when given) ->
+    scheduled: a resume tries them again, under the same gates (a cap still reached stops
+    them again, with the same reason)."""
+    held = (Trial.campaign_id == campaign_id) & (Trial.status == "not_attempted") & Trial.not_attempted_reason.in_(tuple(reasons))
+    if providers is not None:
+        held &= Trial.provider.in_(tuple(providers))
     stmt = (
         update(Trial)
-        .where(Trial.campaign_id == campaign_id, Trial.status == "not_attempted", Trial.not_attempted_reason.in_(tuple(reasons)))
+        .where(held)
         .values(status="scheduled", not_attempted_reason=None, updated_at=clock())
     )
     with scope.transaction(engine) as conn:
