@@ -206,7 +206,9 @@ def test_point_estimates_match_a_plain_computation(store, drawn):
     attempted = [t for t in trials if t["attempt"] is not None]
     without = [t for t in trials if t["attempt"] is None]
     assert report["completion"]["attempted"] == len(attempted)
-    assert report["completion"]["not_attempted"] == len(without)
+    # Never attempted, apart from attempted (an interrupted, paid attempt) without a result.
+    assert report["completion"]["not_attempted"] == sum(not t["earlier"] for t in without)
+    assert report["completion"]["attempted_without_result"] == sum(bool(t["earlier"]) for t in without)
     assert report["completion"]["interrupted_attempts"] == sum(len(t["earlier"]) for t in trials)
     assert len(report["trials"]) == len(attempted)
     assert len(report["not_attempted_trials"]) == len(without)
@@ -383,7 +385,9 @@ def test_attempts_a_provider_or_the_engine_ended_are_not_called_interrupted(engi
     ]
     report = build_report(engine, insert_campaign(engine, trials, state="stopped", stop_reason="provider_unavailable"))
     done = report["completion"]
-    assert done["not_attempted_by_reason"] == {"engine_error": 1, "interrupted": 1, "provider_error": 1}
+    # Each was attempted and paid for: none is "not attempted", each is without a result.
+    assert (done["not_attempted"], done["not_attempted_by_reason"], done["attempted_without_result"]) == (0, {}, 3)
+    assert done["without_result_by_reason"] == {"engine_error": 1, "interrupted": 1, "provider_error": 1}
     assert (done["interrupted_attempts"], done["provider_error_attempts"], done["engine_error_attempts"]) == (1, 4, 1)
     assert [(t["trial_id"], t["reason"], t["interrupted_attempts"]) for t in report["not_attempted_trials"]] == [
         ("a/r1/baseline", "provider_error", 0),
@@ -425,9 +429,9 @@ def test_interrupted_attempts_are_neither_attempts_nor_failures(engine):
     # Counters come from results only: the interrupted attempt's missing wall time is not "missing".
     assert got["coding"]["missing"].get("wall_seconds") is None and got["coding"]["wall_seconds_measured"] == 1
     done = report["completion"]
-    assert (done["attempted"], done["not_attempted"], done["interrupted_attempts"], done["all_scheduled_attempted"]) == (3, 3, 2, False)
+    assert (done["attempted"], done["not_attempted"], done["attempted_without_result"], done["interrupted_attempts"], done["all_scheduled_attempted"]) == (3, 1, 2, 2, False)
     assert done["attempts_by_status"] == {"finished": 3, "interrupted": 1, "running": 1}
-    assert done["not_attempted_by_reason"] == {"interrupted": 3}
+    assert done["not_attempted_by_reason"] == {"interrupted": 1} and done["without_result_by_reason"] == {"interrupted": 3}
     assert [(t["trial_id"], t["interrupted_attempts"]) for t in report["not_attempted_trials"]] == [("a/r1/coding", 1), ("c/r1/coding", 0), ("c/r1/baseline", 1)]
     assert [(a["trial_id"], a["why"]) for a in report["spend_only_attempts"]] == [("a/r1/coding", "interrupted"), ("c/r1/baseline", "left_running")]
     pd = report["paired_differences"]

@@ -172,7 +172,7 @@ def build_report(
                 "client_version_reason": None if identity.client_version(experiment) else "not_recorded_in_store",
             },
             "runtime_versions": identity.pricing_section(experiment),
-            "completion": _completion(campaign, c.by_status, c.variants, c.spend, c.unattempted),
+            "completion": _completion(campaign, c.by_status, c.variants, c.spend, c.unattempted, c.paid_without_result),
             "variants": spending.variants_section(c.variants, c.spend, bases),
             "paired_differences": {
                 "bootstrap": {"resamples": stats.RESAMPLES, "confidence": stats.CONFIDENCE, "seed": campaign.seed},
@@ -228,6 +228,8 @@ class _Counted:
     models: list[str]
     observed_models: list[str]
     unattempted: list[dict[str, Any]]
+    # The trial ids among them with an attempt (interrupted, or ended by the provider or the engine).
+    paid_without_result: frozenset[str]
     spend_only: list[dict[str, Any]]
     faults: list[aggregates.FaultRow]
     # What the task rows give: the paired differences and the detectable effect (seeded).
@@ -240,6 +242,8 @@ class _Counted:
         providers, models, observed = aggregates.distinct_values(conn, scope)
         tasks = aggregates.task_rows(conn, scope)
         success, wall = _differences(tasks, seed)
+        unattempted = aggregates.unattempted_trials(conn, scope)
+        paid = frozenset(r["trial_id"] for r in unattempted if r["interrupted_attempts"] or r["provider_error_attempts"] or r["engine_error_attempts"])
         return cls(
             variants=aggregates.variant_rows(conn, scope),
             spend=aggregates.spend_rows(conn, scope),
@@ -248,7 +252,8 @@ class _Counted:
             providers=providers,
             models=models,
             observed_models=observed,
-            unattempted=[_not_attempted(row) for row in aggregates.unattempted_trials(conn, scope)],
+            unattempted=[_not_attempted(row) for row in unattempted],
+            paid_without_result=paid,
             spend_only=[_spend_only(row) for row in aggregates.spend_only_attempts(conn, scope)],
             faults=aggregates.fault_rows(conn, scope),
             success=success,
@@ -300,6 +305,7 @@ def _completion(
     results: Sequence[aggregates.VariantRow],
     spend: Sequence[aggregates.SpendRow],
     unattempted: list[dict[str, Any]],
+    paid_without_result: frozenset[str],
 ) -> dict[str, Any]:
     scheduled = sum(by_status.values())
     # Trials with a result (a finished attempt); interrupted attempts are counted apart.
@@ -307,6 +313,7 @@ def _completion(
     interrupted, running, every = (sum(r.interrupted for r in spend), sum(r.running for r in spend), sum(r.attempts for r in spend))
     faulted = sum(r.provider_errors + r.engine_errors for r in spend)
     attempts_by_status = {"finished": every - interrupted - faulted, "interrupted": interrupted - running, "running": running, "faulted": faulted}
+    never = [row for row in unattempted if row["trial_id"] not in paid_without_result]
     return {
         "state": campaign.state,
         "stop_reason": campaign.stop_reason,
@@ -319,8 +326,12 @@ def _completion(
         "not_carried_attempts": sum(r.not_carried for r in spend),
         # Every attempt row paid for (the campaigns it continues included), by status.
         "attempts_by_status": {k: v for k, v in attempts_by_status.items() if v},
-        "not_attempted": len(unattempted),
-        "not_attempted_by_reason": dict(sorted(Counter(row["reason"] for row in unattempted).items())),
+        # Without a result, apart: never attempted (nothing was paid for), or attempted and
+        # left without a verdict (interrupted, ended by the provider or the engine: paid for).
+        "not_attempted": len(never),
+        "not_attempted_by_reason": dict(sorted(Counter(row["reason"] for row in never).items())),
+        "attempted_without_result": len(unattempted) - len(never),
+        "without_result_by_reason": dict(sorted(Counter(row["reason"] for row in unattempted).items())),
         "all_scheduled_attempted": with_result == scheduled and not unattempted,
     }
 

@@ -69,6 +69,19 @@ def _signed(value: Any, digits: int = 3) -> str:
     return text
 
 
+def _without_result(done: dict[str, Any]) -> str:
+    """Trials without a result: never attempted, and (reports from this version on) attempted
+    and paid for but left without a verdict, counted apart."""
+    paid = done.get("attempted_without_result")
+    if paid is None:  # a report written before the two were counted apart
+        return str(done["not_attempted"])
+    return f"{done['not_attempted'] + paid} (never attempted: {done['not_attempted']}; attempted, paid for, without a verdict: {paid})"
+
+
+def _by_reason(done: dict[str, Any]) -> dict[str, int] | None:
+    return done.get("without_result_by_reason", done.get("not_attempted_by_reason"))
+
+
 def _usd(value: Any) -> str:
     return "null" if value is None else f"{value:.4f}"
 
@@ -121,13 +134,13 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     lines += [
         "## Completion",
         "",
-        f"- Scheduled trials: {done['scheduled']}; with a result (a finished attempt): {done['attempted']}; without one: {done['not_attempted']}.",
+        f"- Scheduled trials: {done['scheduled']}; with a result (a finished attempt): {done['attempted']}; without one: {_without_result(done)}.",
     ]
-    for reason, count in (done["not_attempted_by_reason"] or {}).items():
+    for reason, count in (_by_reason(done) or {}).items():
         lines.append(f"  - without a result, `{reason}`: {count}")
     if done["interrupted_attempts"]:
         # A trial its ceiling stopped is reopened only under a raised ceiling: say so only where there is one.
-        ceiling = ATTEMPT_EXCEEDED_CEILING in (done["not_attempted_by_reason"] or {})
+        ceiling = ATTEMPT_EXCEEDED_CEILING in (_by_reason(done) or {})
         how = "stopped on request, at their spend ceiling, or left running by a killed runner" if ceiling else "stopped on request, or left running by a killed runner"
         rerun = f", except a trial recorded `{ATTEMPT_EXCEEDED_CEILING}`, which runs again only under a raised per-attempt ceiling" if ceiling else ""
         lines.append(

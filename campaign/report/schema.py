@@ -414,8 +414,12 @@ REPORT_SCHEMA = Obj(
                 "engine_error_attempts": Int(),
                 "not_carried_attempts": Int(),
                 "attempts_by_status": Map(Enum(vocabulary.ATTEMPT_STATUSES), Int()),
+                # Trials without a result: never attempted (nothing paid for) ...
                 "not_attempted": Int(),
                 "not_attempted_by_reason": Map(Enum(vocabulary.NOT_ATTEMPTED_REASONS), Int()),
+                # ... and attempted, paid for, left without a verdict; both kinds by reason.
+                "attempted_without_result": Int(),
+                "without_result_by_reason": Map(Enum(vocabulary.NOT_ATTEMPTED_REASONS), Int()),
                 "all_scheduled_attempted": Bool(),
             }
         ),

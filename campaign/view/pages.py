@@ -170,8 +170,10 @@ def summary_section(summary: CampaignSummary, report: Mapping[str, Any] | None) 
             ("evidence", report["evidence"]),
             ("attempted", done["attempted"]),
             ("not attempted", done["not_attempted"]),
+            # Reports written before counted both kinds of trial without a result as not attempted.
+            *((("attempted, without a result", done["attempted_without_result"]),) if done.get("attempted_without_result") is not None else ()),
         ]
-        items += [(f"not attempted: {reason}", count) for reason, count in (done["not_attempted_by_reason"] or {}).items()]
+        items += [(f"without a result: {reason}", count) for reason, count in (done.get("without_result_by_reason", done["not_attempted_by_reason"]) or {}).items()]
         items += [(f"attempts {status}", count) for status, count in (done["attempts_by_status"] or {}).items()]
     body = "".join(text("dt", k) + text("dd", v) for k, v in items)
     return el("section", text("h2", "Summary") + el("dl", body, class_="summary"), id="summary")
