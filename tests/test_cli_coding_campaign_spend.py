@@ -81,6 +81,10 @@ def test_a_ceiling_below_an_attempts_cost_stops_only_that_provider_with_exact_su
         limits = json.loads(conn.execute("SELECT spend_limits_json FROM campaigns").fetchone()[0])
     assert statuses[0] == ("finished", None) and all(s == ("not_attempted", "attempt_exceeded_ceiling") for s in statuses[1:])
     assert limits == {"provider_max_spend_usd": "1", "per_attempt_ceiling_usd": "0.01"}
+    # The report records the caps the run was held to.
+    report = json.loads((out / "report.json").read_text())
+    assert report["spend"]["limits"] == {"max_spend_usd": None, "provider_max_spend_usd": 1.0, "per_attempt_ceiling_usd": 0.01}
+    assert "The run was held to local caps: each provider 1 USD, each attempt 0.01 USD." in (out / "report.md").read_text()
     assert f"spend offline: {format(sum(costs).normalize(), 'f')} of 1 USD" in result.output and "counted as measured" in result.output
 
 

@@ -263,7 +263,7 @@ def test_a_continuation_is_refused_when_a_campaign_it_continues_fails(engine, db
 # nothing) rewrote report-2's success interval and two detectable effects; fields added
 # since are null or counted in every report (wire_catalog_format, catalog_set_digests,
 # catalog_sets; completion's attempted_without_result apart from not_attempted, and
-# without_result_by_reason), nothing else.
+# without_result_by_reason; spend.limits), nothing else.
 BEFORE = Path(__file__).parent / "samples" / "stores" / "chain-v1"
 
 

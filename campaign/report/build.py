@@ -35,6 +35,7 @@ from campaign.report.integrity import Integrity, check_rows, read_lineage, refus
 from campaign.report.fields import AGENTS
 from campaign.report.schema import REDACTION, REPORT_SCHEMA
 from campaign.store import chain, repository, snapshot
+from campaign.store.limits import SpendLimits
 from campaign.store.models import Campaign
 from campaign.vocabulary import NOT_ATTEMPTED_REASONS
 
@@ -198,7 +199,7 @@ def build_report(
             },
             "providers": [spending.provider_section(name, bases[name], [r for r in c.spend if r.provider == name]) for name in c.providers],
             "provider_faults": _provider_faults(c.faults),
-            "spend": spending.spend_section(scope, c.spend, bases),
+            "spend": spending.spend_section(scope, c.spend, bases, SpendLimits.from_stored(campaign.spend_limits_json)),
             "trials": None,  # cleaned straight from the stored rows below
             "not_attempted_trials": c.unattempted,
             "spend_only_attempts": c.spend_only,

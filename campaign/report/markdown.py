@@ -8,6 +8,7 @@ enum members and pattern-checked ids.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from campaign.report import detectable, stats
@@ -281,6 +282,11 @@ def _spend_lines(report: dict[str, Any]) -> list[str]:
             "`campaigns.continues_campaign_id` (the store's campaign lineage), every campaign it continues, since the operator paid for "
             "their interrupted and not-carried attempts too. The sums are exact SQL sums over that lineage."
         )
+    limits = spend.get("limits")
+    if limits:
+        caps = [f"{label} {format(Decimal(repr(limits[key])).normalize(), 'f')} USD" for key, label in (("max_spend_usd", "all providers"), ("provider_max_spend_usd", "each provider"), ("per_attempt_ceiling_usd", "each attempt"))
+                if limits.get(key) is not None]  # fmt: skip
+        lines.append(f"The run was held to local caps: {', '.join(caps)}.")
     providers = report["providers"] or []
     with_equivalent = [p for p in providers if p["equivalent_spend_usd"] is not None]
     if not with_equivalent:

@@ -301,6 +301,9 @@ SPEND = Obj(
         "equivalent_spend_usd": Num(),
         "equivalent_spend_basis": Enum(PRICE_BASES),
         "equivalent_spend_reason": _NULLABLE_REASON,
+        # The local caps the campaign's latest run was held to (--max-spend-usd or
+        # --max-total-spend-usd, --attempt-ceiling-usd); null: it ran under none.
+        "limits": Obj({"max_spend_usd": Num(), "provider_max_spend_usd": Num(), "per_attempt_ceiling_usd": Num()}),
     }
 )
 

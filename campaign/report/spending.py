@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from campaign.report import aggregates
+from campaign.store.limits import SpendLimits
 from campaign.vocabulary import VARIANTS
 
 
@@ -165,9 +166,10 @@ def provider_section(name: str, basis: str | None, rows: Sequence[aggregates.Spe
         "equivalent_spend_status": eq_status,
     }
 
-def spend_section(scope: aggregates.Scope, rows: Sequence[aggregates.SpendRow], bases: dict[str, str | None]) -> dict[str, Any]:
+def spend_section(scope: aggregates.Scope, rows: Sequence[aggregates.SpendRow], bases: dict[str, str | None], limits: SpendLimits | None) -> dict[str, Any]:
     """The whole scope's spend: measured cost summed; equivalent spend per basis, and one
-    total only when every figure shares one basis."""
+    total only when every figure shares one basis; and the caps the run was held to (its
+    latest run's, as recorded: null when it ran under none, or none this engine can read)."""
     sums = _Sums.of(rows, bases)
     measured, measured_status = sums.measured()
     eq_total, eq_basis, eq_status = sums.equivalent_total()
@@ -188,6 +190,7 @@ def spend_section(scope: aggregates.Scope, rows: Sequence[aggregates.SpendRow], 
         "equivalent_spend_usd": _usd(eq_total),
         "equivalent_spend_basis": eq_basis,
         "equivalent_spend_reason": reason,
+        "limits": None if limits is None else {f: _usd(getattr(limits, f)) for f in ("max_spend_usd", "provider_max_spend_usd", "per_attempt_ceiling_usd")},
     }
 
 def _spend_status(measured: int, complete: bool) -> str:
