@@ -144,3 +144,11 @@ def test_a_small_difference_never_prints_as_zero_or_negative_zero():
     assert _signed(0.00004) == "+0.00004"
     assert _signed(-0.0) == _signed(0.0) == "+0.000"
     assert _signed(-0.26, 1) == "-0.3" and _signed(None) == "null"
+
+
+def test_a_priced_run_without_token_counts_says_its_equivalent_spend_is_unknown(engine):
+    # A no-usage agent on a list-priced route: the column stays, and says why it is empty.
+    report = _report(engine, experiment=LIST_PRICED, uncached_input_tokens=None, cached_input_tokens=None, cache_write_tokens=None, output_tokens=None, equivalent_spend_usd=None)
+    md = render_markdown(report, "p.svg")
+    assert "equivalent spend USD (list-price equivalent, not billed)" in md
+    assert md.count("unknown (no attempt recorded every token count it needs)") == 2  # one per variant

@@ -212,7 +212,10 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
 
 
 def _variant_section(report: dict[str, Any]) -> list[str]:
-    show_equivalent = any(v.get("equivalent_spend_usd") is not None or v.get("equivalent_spend_status") == "mixed_price_bases" for v in report["variants"])
+    # Shown wherever a provider is priced: a run whose agent recorded no token counts says
+    # its equivalent spend is unknown instead of leaving the column out.
+    priced = any(p.get("basis") for p in report.get("providers") or [])
+    show_equivalent = priced or any(v.get("equivalent_spend_usd") is not None or v.get("equivalent_spend_status") == "mixed_price_bases" for v in report["variants"])
     header = "| variant | attempts | successes | success rate | interrupted attempts | measured spend USD | spend complete | cost per verified success USD |"
     rule = "|---|---:|---:|---:|---:|---:|---|---:|"
     if show_equivalent:
@@ -230,6 +233,8 @@ def _variant_section(report: dict[str, Any]) -> list[str]:
         if show_equivalent:
             if v["equivalent_spend_status"] == "mixed_price_bases":
                 eq = "null (mixed_price_bases)"
+            elif v["equivalent_spend_usd"] is None:
+                eq = "unknown (" + _NO_EQUIVALENT.get(v["equivalent_spend_status"], str(v["equivalent_spend_status"])) + ")"
             else:
                 eq = _usd(v["equivalent_spend_usd"]) + (" (partial)" if v["equivalent_spend_status"] == "partial" else "")
             row += f" {eq} |"
@@ -262,8 +267,16 @@ def _integrity_lines(report: dict[str, Any]) -> list[str]:
     return []
 
 
+_NO_EQUIVALENT = {
+    "none_measured": "no attempt recorded every token count it needs",
+    "no_attempts": "no attempts",
+}
+
+
 def _equivalent_label(report: dict[str, Any]) -> str:
     bases = {v.get("equivalent_spend_basis") for v in report["variants"] if v.get("equivalent_spend_usd") is not None}
+    if not bases:  # no figure at all: the priced providers' bases say what it would have been
+        bases = {p["basis"] for p in report.get("providers") or [] if p.get("basis")}
     if bases == {"synthetic"}:
         return "synthetic-price equivalent, not billed"
     if bases == {"public_list_price"}:
