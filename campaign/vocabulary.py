@@ -151,6 +151,10 @@ FAILURE_CLASSES = (
     # The verifier could not be started (its interpreter or tool is missing): the
     # machine's fault, not the agent's, so the attempt is an engine_error without a verdict.
     "verifier_error",
+    # The verifier was ended by SIGTERM, SIGINT or SIGHUP that the engine did not send (an
+    # operator, a shutdown): no verdict either, an engine_error its trial runs again for
+    # (bounded like provider faults). SIGKILL and crash signals stay the agent's failure.
+    "verifier_killed",
     "no_failed_tool_call",
     "profile_unconfirmed",
     "interrupted",

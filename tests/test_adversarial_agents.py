@@ -124,17 +124,47 @@ def test_a_tmpdir_or_home_swapped_for_a_link_keeps_the_verifier_from_running(eng
     assert row.disposal_complete is True and list(base.iterdir()) == []
 
 
+def _suite_task(tmp_path: Path, verifier_prefix: str) -> benchmark.Task:
+    """sh-csv-total from the example suite, its verifier starting with ``verifier_prefix``."""
+    suite = Path(shutil.copytree(SUITES / "engine-example", tmp_path / "suite"))
+    run_tests = suite / "sh-csv-total" / "verifier" / "run_tests.sh"
+    run_tests.write_text(verifier_prefix + run_tests.read_text())
+    (task,) = [t for t in load_suite(suite).tasks if t.name == "sh-csv-total"]
+    return task
+
+
 def test_what_the_client_left_in_its_home_never_reaches_the_verifier(engine, tmp_path):
     """A verifier that trusts HOME (here: passes when a marker is there) is the client's to
     game if it shares the client's HOME; it gets a fresh one, so the unsolved task fails."""
-    suite = Path(shutil.copytree(SUITES / "engine-example", tmp_path / "suite"))
-    run_tests = suite / "sh-csv-total" / "verifier" / "run_tests.sh"
-    run_tests.write_text('[ -e "$HOME/solved" ] && exit 0\n[ -z "$(ls -A "$HOME")" ] || exit 3\n' + run_tests.read_text())
-    (task,) = [t for t in load_suite(suite).tasks if t.name == "sh-csv-total"]
+    task = _suite_task(tmp_path, '[ -e "$HOME/solved" ] && exit 0\n[ -z "$(ls -A "$HOME")" ] || exit 3\n')
     result, row, base, _ = attack(engine, tmp_path, 'touch "$HOME/solved"', task=task)
     # Not 0 (the marker was seen) nor 3 (the HOME was not empty): the real check ran and failed.
     assert (result.failure_class, row.verifier_exit_code) == ("verifier_failed", 1)
     assert row.disposal_complete is True and list(base.iterdir()) == []
+
+
+@pytest.mark.parametrize("sig", ["TERM", "INT", "HUP"])
+def test_a_verifier_asked_to_end_from_outside_is_no_verdict_and_runs_again(engine, tmp_path, sig):
+    """A request to end that the engine did not send (an operator, a shutdown) is not the
+    agent's failure: an engine_error without a verdict, its trial back in the queue, and
+    counted toward the trial's bound on fresh attempts."""
+    task = _suite_task(tmp_path, f"kill -{sig} $$\n")
+    result, row, base, _ = attack(engine, tmp_path, "true", task=task)
+    assert (result.outcome, result.failure_class, row.verified_pass, row.status) == ("engine_error", "verifier_killed", None, "faulted")
+    assert row.verifier_exit_code == -getattr(signal, f"SIG{sig}") and f"SIG{sig}" in result.error
+    assert result.stop_reason == "engine_error"
+    (trial,) = repository.trials_in_order(engine, row.campaign_id)
+    assert trial.status == "scheduled" and repository.fault_attempts(engine, [row.campaign_id], trial.trial_id) == 1
+    assert row.disposal_complete is True and list(base.iterdir()) == []
+
+
+@pytest.mark.parametrize("sig", ["KILL", "SEGV"])
+def test_a_verifier_killed_outright_or_crashed_stays_the_agents_failure(engine, tmp_path, sig):
+    # The OOM killer's SIGKILL, or a segfault in the agent's code: a verdict, with the signal.
+    task = _suite_task(tmp_path, f"kill -{sig} $$\n")
+    result, row, base, _ = attack(engine, tmp_path, "true", task=task)
+    assert (result.outcome, result.failure_class, row.verified_pass) == ("failed", "verifier_failed", False)
+    assert row.verifier_exit_code == -getattr(signal, f"SIG{sig}")
 
 
 def test_a_verifier_name_planted_as_a_link_is_replaced_not_followed(engine, tmp_path, outside):

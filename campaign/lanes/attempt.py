@@ -16,6 +16,7 @@ under it (``workspace_tampered``) or a capture that is not its file
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -332,6 +333,21 @@ def _client_record(plan: AttemptPlan, held: PinnedRoot, sup: Supervisor, state: 
     return adapter.parse(out, err, exit_code)
 
 
+VERIFIER_KILLED = "verifier_killed"
+# Signals that end a process on request (an operator, a shutdown), never on its own fault.
+# The engine sends the verifier none of them except at its deadline, which reads as a timeout.
+_ASKED_TO_END = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def _killed_from_outside(state: Observed) -> str | None:
+    """The signal's name when the verifier was ended by a request to end that the engine
+    did not send; None otherwise (SIGKILL and crash signals are the code's own failure)."""
+    code = state.verifier_exit
+    if code is None or code >= 0 or state.verifier_timed_out:
+        return None
+    return next((s.name for s in _ASKED_TO_END if -code == s), None)
+
+
 def _tampered(sup: Supervisor, state: Observed, why: str) -> None:
     sup.log(f"workspace tampered: {why}; the verifier does not run")
     state.workspace_ok = False
@@ -403,6 +419,9 @@ def _finish(run: _AttemptRun, attempt_id: int, stopped_by: BaseException | None)
         # A missing interpreter or tool is the machine's, never the agent's failure.
         outcome, failure_class, verified_pass = "engine_error", "verifier_error", None
         error = f"the verifier could not start: {state.verifier_error}"
+    elif (signal_name := _killed_from_outside(state)) is not None:
+        outcome, failure_class, verified_pass = "engine_error", VERIFIER_KILLED, None
+        error = f"the verifier was ended by {signal_name}, which the engine did not send"
     elif state.overrun is not None:
         # The operator's budget ended it, not the agent: no verdict, and like an interrupted
         # attempt its trial may run again (under a raised ceiling); no provider fault either.

@@ -87,12 +87,13 @@ def unresolved_attempts(engine: Engine, campaign_id: int | None = None) -> list[
 
 def fault_attempts(engine: Engine, campaign_ids: Sequence[int], trial_id: str) -> int:
     """How many attempts of a trial (by its stable id, over a continuation's lineage) the
-    provider ended: the per-trial bound on fresh attempts reads this."""
+    provider ended, or ended without a verdict because something outside the engine
+    stopped its verifier: the per-trial bound on fresh attempts reads this."""
     stmt = (
         select(func.count())
         .select_from(Attempt)
         .join(Trial, Trial.id == Attempt.trial_pk)
-        .where(Attempt.campaign_id.in_(tuple(campaign_ids)), Trial.trial_id == trial_id, Attempt.outcome == "provider_error")
+        .where(Attempt.campaign_id.in_(tuple(campaign_ids)), Trial.trial_id == trial_id, (Attempt.outcome == "provider_error") | (Attempt.failure_class == "verifier_killed"))
     )
     with scope.reading(engine) as conn:
         return int(conn.execute(stmt).scalar_one())
