@@ -90,3 +90,16 @@ def test_requests_that_were_all_refused_without_usage_prove_a_zero_spend():
     # A client that saw a nested session proves nothing about the parent's spend.
     nested = merge(replace(codex, nested_sessions_observed=True), summarize(parse_capture(flushed(rejected(1)))))
     assert not nothing_billed(nested)
+
+
+def test_a_cache_write_count_no_response_carried_is_unknown_not_the_clients_zero():
+    # opencode on a Chat Completions route reports `cache.write: 0`; no response could carry one.
+    chat = {"uncached_input": 100, "cached_input": 50, "cache_write": None, "output": 5}
+    unobservable = json.loads(model(1, tools=2, digest="a" * 64, usage=chat))
+    unobservable["cache_write_observable"] = False
+    capture = parse_capture(flushed(line(**unobservable)))
+    merged = merge(AgentRecord(completed_turns=1, cache_write_tokens=0, cost_usd=0.01, cost_reported=True), summarize(capture))
+    assert merged.cache_write_tokens is None and merged.uncached_input_tokens == 100
+    # Where the wire carried it, the wire's figure stands.
+    carried = merge(AgentRecord(completed_turns=1, cache_write_tokens=0), summarize(parse_capture(flushed(model(1, tools=2, digest="a" * 64)))))
+    assert carried.cache_write_tokens == 10

@@ -142,7 +142,12 @@ def merge(record: AgentRecord, summary: WireSummary) -> AgentRecord:
         wire_value = summary.counters.get(name)
         adapter_value = getattr(record, name)
         if wire_value is None:
-            if summary.spend_unseen and name in _USAGE_KEYS and name != "cache_write_tokens":
+            if name == "cache_write_tokens" and summary.diagnostics.get("cache_write_observable") is False:
+                # No response carried a cache-write count (the Chat Completions, Responses and
+                # Gemini formats have none): a client's figure for it (opencode's
+                # `cache.write: 0`) is its default, not an observation, so it is unknown.
+                updates[name] = None
+            elif summary.spend_unseen and name in _USAGE_KEYS and name != "cache_write_tokens":
                 # Requests the provider may have billed crossed the wire with no usage in
                 # sight: the client's figure cannot cover them, so the counter is unknown.
                 updates[name] = None
