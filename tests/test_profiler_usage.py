@@ -163,3 +163,13 @@ def test_gemini_tool_use_prompt_count_that_is_not_a_count_makes_the_input_unknow
     answer = {"responseId": "g1", "candidates": [{"content": {"parts": [{"text": "ok"}]}, "finishReason": "STOP"}], "usageMetadata": meta}
     observed = usage.observe_json("gemini", json.dumps(answer).encode())
     assert observed.uncached_input is None and observed.output == 300 and not observed.complete
+
+
+def test_a_gemini_total_that_does_not_match_its_parts_is_a_conflict():
+    meta = {"promptTokenCount": 5000, "candidatesTokenCount": 300, "thoughtsTokenCount": 50, "totalTokenCount": 5350}
+    answer = {"responseId": "g1", "candidates": [{"content": {"parts": [{"text": "ok"}]}, "finishReason": "STOP"}], "usageMetadata": meta}
+    assert usage.observe_json("gemini", json.dumps(answer).encode()).complete
+    for total in (9999, "5350", None):
+        wrong = {**answer, "usageMetadata": {**meta, "totalTokenCount": total}}
+        for observed in (usage.observe_json("gemini", json.dumps(wrong).encode()), _observe("gemini", wrong)):
+            assert observed.usage_conflict and not observed.complete, total

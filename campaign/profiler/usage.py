@@ -6,7 +6,8 @@ A response is reduced to counters and end markers; nothing of its text is kept.
 Every format's usage figures are cumulative, and a stream carries one response
 with one end. A stream that says otherwise (a count that goes down, a second
 message or terminal event, anything after its end, more Gemini answer after its
-finishing chunk) is a ``usage_conflict``: the larger figures are kept and the
+finishing chunk) is a ``usage_conflict``, as is a total that does not match its parts
+(Gemini's ``totalTokenCount``): the larger figures are kept and the
 request's usage is never complete, since a client may have read either. Chat
 output after the usage chunk makes that usage not the final one.
 """
@@ -161,6 +162,22 @@ def _gemini_usage(usage: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# What Gemini's totalTokenCount is the sum of (cachedContentTokenCount is part of the prompt).
+_GEMINI_PARTS = ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "toolUsePromptTokenCount")
+
+
+def _parts_disagree(fmt: WireFormat, usage: Any) -> bool:
+    """A total that could be checked against its parts and does not match them (Gemini's
+    totalTokenCount): a conflict, as a stream that contradicts itself is."""
+    if fmt != "gemini" or not isinstance(usage, dict) or "totalTokenCount" not in usage:
+        return False
+    total = _count(usage.get("totalTokenCount"))
+    parts = [_count(usage.get(key, 0)) for key in _GEMINI_PARTS]
+    if None in parts:
+        return False  # a part that is no count already makes the usage unknown
+    return total is None or total != sum(parts)  # type: ignore[arg-type]
+
+
 def _merged(old: dict[str, Any] | None, new: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """A later usage object over an earlier one: every format's figures are cumulative, so
     each count keeps the larger of the two, and (True) a count that went down is a conflict."""
@@ -214,7 +231,10 @@ def observe_json(fmt: WireFormat, body: bytes) -> UsageObservation:
     fields = _usage_fields(fmt, data.get(usage_key))
     error = _body_error(data)
     # An error body is whole JSON, but no complete response: like a stream's error event.
-    return UsageObservation(response_id, **(fields or _NO_USAGE), terminal=fields is not None, clean_end=error is None, error_event=error)
+    return UsageObservation(
+        response_id, **(fields or _NO_USAGE), terminal=fields is not None, clean_end=error is None, error_event=error,
+        usage_conflict=_parts_disagree(fmt, data.get(usage_key)),
+    )  # fmt: skip
 
 
 @dataclass
@@ -265,7 +285,7 @@ class StreamObserver:
             terminal=self.terminal and fields is not None,
             clean_end=self.clean_end and not self.errored,
             error_event=self.error_event,
-            usage_conflict=self.conflict,
+            usage_conflict=self.conflict or _parts_disagree(self.fmt, self.usage),
         )
 
     def _take(self, usage: dict[str, Any]) -> None:
