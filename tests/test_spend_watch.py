@@ -34,6 +34,7 @@ from campaign.lanes.attempt_plan import AttemptOutcome, AttemptPlan
 from campaign.lanes.paired_live import after_attempt
 from campaign.lanes.verdict import priced
 from campaign.lanes.wire import FaultWatch, WireRoute, WireSession
+from campaign.profiler import usage as wire_usage
 from campaign.profiler.capture import CAPTURE_NAME, parse_capture
 from campaign.profiler.summary import merge, summarize
 from campaign.providers import parse_catalog
@@ -152,6 +153,22 @@ def test_with_a_count_unknown_the_watch_stops_on_what_the_known_counts_cost():
     # No count seen at all: nothing to stop for, and never read as 0.
     assert spend_watch.spent_at_least(parse_capture(_model_line(1, usage={})), plan.provider.prices) is None
     assert spend_watch.overrun_of(parse_capture(b""), plan, Decimal("0.01")) is None
+
+
+def test_a_counter_that_is_no_number_on_the_wire_leaves_the_watch_on_the_lower_bound():
+    # A provider that sends "5000" for a count: the request's usage is read as unknown there,
+    # the row's spend is unknown, and the watch still stops once the known counts alone pass.
+    plan = _plan()
+    response = {"id": "msg_1", "usage": {"input_tokens": str(INPUT_TOKENS), "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": OUTPUT_TOKENS}}
+    seen = wire_usage.observe_json("anthropic", json.dumps(response).encode())
+    assert seen.uncached_input is None and not seen.complete
+    counts = {"uncached_input": seen.uncached_input, "cached_input": seen.cached_input, "cache_write": seen.cache_write, "output": seen.output}
+    capture = parse_capture(b"".join(_model_line(n, usage=counts) for n in range(1, 40)))
+    assert spend_watch.wire_spend(capture, plan) is None
+    bound = spend_watch.spent_at_least(capture, plan.provider.prices)
+    assert bound is not None and bound > 0
+    stop = spend_watch.overrun_of(capture, plan, bound / 2)
+    assert stop is not None and stop.line().startswith(f"the attempt was stopped at ${format(bound.normalize(), 'f')}+? spent")
 
 
 class _Clock:
