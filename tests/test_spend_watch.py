@@ -22,6 +22,7 @@ import time
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -136,6 +137,23 @@ def test_the_spend_seen_so_far_is_priced_as_the_attempts_row_will_be():
     assert spend_watch.wire_spend(parse_capture(b""), plan) is None
     partial = {"uncached_input": INPUT_TOKENS, "cached_input": None, "cache_write": 0, "output": None}
     assert spend_watch.wire_spend(parse_capture(_model_line(1, usage=partial)), plan) is None
+
+
+def test_cache_writes_a_priced_route_did_not_report_are_unknown_spend_not_zero():
+    # Anthropic bills cache writes apart; a response without cache_creation_input_tokens
+    # leaves them unknown, so even the client's own reported cost is not complete spend.
+    plan = _plan()
+    plan = replace(plan, provider=replace(plan.provider, prices=replace(plan.provider.prices, cache_write=3.75)))
+    no_count = {"uncached_input": INPUT_TOKENS, "cached_input": 0, "cache_write": None, "output": OUTPUT_TOKENS}
+    unobserved = json.loads(_model_line(1, usage=no_count))
+    unobserved["cache_write_observable"] = False
+    flushed = parse_capture((json.dumps(unobserved) + "\n").encode() + b'{"kind": "flush", "records": 1}\n')
+    reported = AgentRecord(completed_turns=1, cache_write_tokens=0, cost_usd=0.01, cost_reported=True)
+    record, complete, equivalent = priced(merge(reported, summarize(flushed)), plan, True)
+    assert (record.cache_write_tokens, complete, equivalent) == (None, False, None)
+    # Reported on the wire (0 written): known, and the client's cost is complete.
+    seen = parse_capture(_model_line(1) + b'{"kind": "flush", "records": 1}\n')
+    assert priced(merge(reported, summarize(seen)), plan, True)[1] is True
 
 
 def test_with_a_count_unknown_the_watch_stops_on_what_the_known_counts_cost():

@@ -126,4 +126,8 @@ def priced(record: AgentRecord, plan: AttemptPlan, flush_complete: bool | None) 
     elif diagnostics is not None and record.cost_usd is not None:
         record = replace(record, schema_diagnostics={**diagnostics, "cost_basis": CLIENT_COST_BASIS, "wire_cost_usd": equivalent})
     complete = spend_complete(record, flush_complete=flush_complete, profiling=plan.profiling, wire_costed=estimated is not None)
-    return record, complete, equivalent
+    # A route that bills cache writes apart whose responses did not say how many were
+    # written (an Anthropic response without cache_creation_input_tokens): that spend is
+    # unknown, so no figure for the attempt, the client's own included, is complete.
+    unseen_cache_writes = plan.profiling and plan.provider is not None and plan.provider.prices.cache_write > 0 and record.cache_write_tokens is None
+    return record, complete and not unseen_cache_writes, equivalent
