@@ -139,6 +139,10 @@ def test_trials_a_ceiling_held_back_run_again_only_under_a_raised_ceiling(tmp_pa
     assert run(base(out, "--live", "--resume", "--max-spend-usd", "1", "--attempt-ceiling-usd", format(largest, "f"))).exit_code == 3
     with sqlite3.connect(out / "campaign.db") as conn:
         assert conn.execute(held).fetchone()[0] == 3
+    # Without --live, the preview counts them only under a ceiling that would reopen them.
+    for ceiling, settled in (("0.01", 4), ("0.5", 1)):
+        preview = run(base(out, "--resume", "--max-spend-usd", "1", "--attempt-ceiling-usd", ceiling))
+        assert preview.exit_code == 0 and f"{settled} of its 4 trials are settled" in preview.output, preview.output
     # Above it: the held-back trials run, and the campaign completes.
     done = run(base(out, "--live", "--resume", "--max-spend-usd", "1", "--attempt-ceiling-usd", "0.5"))
     assert done.exit_code == 0, done.output

@@ -180,11 +180,15 @@ def reopen_under_a_raised_ceiling(engine: Engine, campaign_id: int, limits: Spen
     only under a ceiling above the most any of its attempts has spent: under the same
     ceiling the same attempt would be stopped at the same place, its spend paid again for
     no result. Without a ceiling nothing is reopened (no cap is not a raised one)."""
-    if limits is None:
-        return 0
-    largest = repository.largest_attempt_spend(engine, campaign_id)
-    raised = [provider for provider, spent in largest.items() if limits.per_attempt_ceiling_usd > spent]
+    raised = raised_ceiling_providers(engine, campaign_id, limits)
     return repository.reopen_trials(engine, campaign_id, (ATTEMPT_EXCEEDED_CEILING,), providers=raised) if raised else 0
+
+
+def raised_ceiling_providers(engine: Engine, campaign_id: int, limits: SpendLimits | None) -> list[str]:
+    """The providers whose every attempt so far spent less than ``limits``' ceiling."""
+    if limits is None:
+        return []
+    return [provider for provider, spent in repository.largest_attempt_spend(engine, campaign_id).items() if limits.per_attempt_ceiling_usd > spent]
 
 
 def blocking_attempts(engine: Engine, campaign_id: int) -> tuple[str | None, list[str]]:

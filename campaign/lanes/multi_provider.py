@@ -29,10 +29,11 @@ from campaign.lanes import holders, options as opt, parallel, spend_watch, worke
 from campaign.lanes.breaker import Breaker
 from campaign.lanes.campaign_inputs import CampaignInputs, experiment, mismatched_fields, report_outputs, schedule_for, stored_experiment, stored_experiment_of, validate
 from campaign.lanes.campaign_outputs import CampaignResult, build_result, close_run, open_progress, write_reports
-from campaign.lanes.continuation import REOPEN_ON_RESUME, ResumeRefused, my_identity, reopen_under_a_raised_ceiling, settle_resume, take_lease
+from campaign.lanes.continuation import REOPEN_ON_RESUME, ResumeRefused, my_identity, raised_ceiling_providers, reopen_under_a_raised_ceiling, settle_resume, take_lease
 from campaign.progress import TrialsNotAttempted
 from campaign.store import STORE_NAME, chain, leases, repository
 from campaign.store.engine import describe
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.store.limits import SpendLimits
 from campaign.store.migrate import open_store
 from campaign.supervise import critical, interruptible
@@ -68,7 +69,12 @@ def _preview(opts: opt.CodingOptions, db: str | None, catalog_path: Path | None,
         if differing:
             return 0, f"--live --resume would refuse: these options would change campaign {existing.id}'s experiment: {', '.join(differing)}"
         trials = repository.trials_in_order(engine, existing.id)
-        left = sum(t.status == "scheduled" or (t.status == "not_attempted" and t.not_attempted_reason in REOPEN_ON_RESUME) for t in trials)
+        raised = raised_ceiling_providers(engine, existing.id, opt.spend_limits(opts))
+        left = sum(
+            t.status == "scheduled"
+            or (t.status == "not_attempted" and (t.not_attempted_reason in REOPEN_ON_RESUME or (t.not_attempted_reason == ATTEMPT_EXCEEDED_CEILING and t.provider in raised)))
+            for t in trials
+        )
         return left, f"--resume continues campaign {existing.id} in {describe(engine.url)}: {len(trials) - left} of its {len(trials)} trials are settled"
     finally:
         engine.dispose()
