@@ -139,6 +139,11 @@ PROVIDER_FAULT_WORDS = {
     "upstream_silent": "silent upstream",
 }
 
+# The verifier was ended by SIGTERM, SIGINT or SIGHUP that the engine did not send (an
+# operator, a shutdown): no verdict either, an engine_error its trial runs again for
+# (bounded like provider faults). SIGKILL and crash signals stay the agent's failure.
+VERIFIER_KILLED = "verifier_killed"
+
 FAILURE_CLASSES = (
     "profile_gate",
     "runtime_boot_failed",
@@ -151,10 +156,7 @@ FAILURE_CLASSES = (
     # The verifier could not be started (its interpreter or tool is missing): the
     # machine's fault, not the agent's, so the attempt is an engine_error without a verdict.
     "verifier_error",
-    # The verifier was ended by SIGTERM, SIGINT or SIGHUP that the engine did not send (an
-    # operator, a shutdown): no verdict either, an engine_error its trial runs again for
-    # (bounded like provider faults). SIGKILL and crash signals stay the agent's failure.
-    "verifier_killed",
+    VERIFIER_KILLED,
     "no_failed_tool_call",
     "profile_unconfirmed",
     "interrupted",

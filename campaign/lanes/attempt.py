@@ -49,7 +49,7 @@ from campaign.supervise import Supervisor, TeardownVerdict, critical
 from campaign.supervise import disposal
 from campaign.supervise.gate import SpawnError
 from campaign.supervise.pinned import NotOurs
-from campaign.vocabulary import VARIANT_PROFILES
+from campaign.vocabulary import VARIANT_PROFILES, VERIFIER_KILLED
 
 __all__ = ["AttemptOutcome", "AttemptPlan", "classify", "counter_fields", "profile_gate", "run_attempt"]
 
@@ -333,7 +333,6 @@ def _client_record(plan: AttemptPlan, held: PinnedRoot, sup: Supervisor, state: 
     return adapter.parse(out, err, exit_code)
 
 
-VERIFIER_KILLED = "verifier_killed"
 # Signals that end a process on request (an operator, a shutdown), never on its own fault.
 # The engine sends the verifier none of them except at its deadline, which reads as a timeout.
 _ASKED_TO_END = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)

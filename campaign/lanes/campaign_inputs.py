@@ -25,7 +25,7 @@ from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_b
 from campaign.errors import UnreadableValue, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.probe import probe_catalogs
-from campaign.profiler.wire import CATALOG_DIGEST_FORMAT
+from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, bound_catalog_format, recorded_catalog_format
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.canonical import spec_digest
 from campaign.providers import REPLAY, Catalog, Provider, load_catalog, resolve_providers
@@ -114,7 +114,7 @@ def _probed(
                 "a different client is a different experiment: reinstall that version, or start a new --output-dir",
                 option="--resume",
             )
-        return before["wire_catalogs"], before.get("wire_catalog_format", 1)
+        return before["wire_catalogs"], bound_catalog_format(before)
     if not probe:
         return None, CATALOG_DIGEST_FORMAT
     return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable), CATALOG_DIGEST_FORMAT
@@ -209,6 +209,7 @@ def experiment(inputs: CampaignInputs) -> dict[str, Any]:
     """Everything a resume must reproduce; compared field by field."""
     agents = sorted({p.name for p in inputs.profiles.values()})
     suite = inputs.selection.identity() if inputs.selection else None
+    formats = {p.name: recorded_catalog_format(inputs.wire_catalogs.get(p.name), inputs.wire_catalog_formats.get(p.name, 1)) for p in inputs.providers}
     return {
         "kind": "campaign",
         "agent": agents[0] if len(agents) == 1 else "custom",
@@ -225,8 +226,7 @@ def experiment(inputs: CampaignInputs) -> dict[str, Any]:
                 **({"wire_upstream": inputs.wires[p.name].upstream} if inputs.wires.get(p.name) else {}),
                 **({"client_version": inputs.client_versions[p.name]} if inputs.client_versions.get(p.name) else {}),
                 **({"wire_catalogs": inputs.wire_catalogs[p.name]} if inputs.wire_catalogs.get(p.name) else {}),
-                # Format 1 is the absence of the field: campaigns bound before format 2 keep their identity.
-                **({"wire_catalog_format": inputs.wire_catalog_formats[p.name]} if inputs.wire_catalogs.get(p.name) and inputs.wire_catalog_formats.get(p.name, 1) != 1 else {}),
+                **({"wire_catalog_format": formats[p.name]} if formats[p.name] else {}),
             }
             for p in inputs.providers
         ],

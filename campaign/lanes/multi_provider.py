@@ -31,9 +31,9 @@ from campaign.lanes.campaign_inputs import CampaignInputs, experiment, mismatche
 from campaign.lanes.campaign_outputs import CampaignResult, build_result, close_run, open_progress, write_reports
 from campaign.lanes.continuation import REOPEN_ON_RESUME, ResumeRefused, my_identity, raised_ceiling_providers, reopen_under_a_raised_ceiling, settle_resume, take_lease
 from campaign.progress import TrialsNotAttempted
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.store import STORE_NAME, chain, leases, repository
 from campaign.store.engine import describe
-from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.store.limits import SpendLimits
 from campaign.store.migrate import open_store
 from campaign.supervise import critical, interruptible

@@ -31,7 +31,7 @@ from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.lanes.options import CodingOptions
 from campaign.lanes.paired_plan import compute_experiment, schedule_for, validate
-from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, CATALOG_DIGEST_KEYS
+from campaign.profiler.wire import bound_catalog_format
 from campaign.plan import read_json_object
 from campaign.report.export import check_report_output
 from campaign.lanes.spend_watch import ceiling_line
@@ -134,10 +134,7 @@ def run(
             option="--agent",
         )
     # Measured as the approved plan measured them: a plan bound before format 2 keeps format 1.
-    approved = plan.get("experiment") if isinstance(plan.get("experiment"), dict) else {}
-    catalog_format = approved.get("wire_catalog_format", 1) if approved.get("wire_catalogs") else CATALOG_DIGEST_FORMAT
-    if type(catalog_format) is not int or catalog_format not in CATALOG_DIGEST_KEYS:
-        catalog_format = CATALOG_DIGEST_FORMAT  # then the approval check names the field that differs
+    catalog_format = bound_catalog_format(plan["experiment"] if isinstance(plan.get("experiment"), dict) else {})
     experiment = compute_experiment(inputs, catalog_format)
     schedule = schedule_for(experiment)
     approval = authorize(plan, opts.approve_plan_digest or "", len(schedule), environ, experiment.as_dict())
@@ -219,7 +216,7 @@ def run(
                         failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
                         wire=inputs.wire,
                         expected_catalogs=experiment.wire_catalogs,
-                        catalog_format=experiment.wire_catalog_format or 1,
+                        catalog_format=catalog_format,
                         provider=inputs.provider,
                     )
                     result = run_attempt(engine, trial, attempt, timer=timer, runtime_deadline=deadline, spend_ceiling_usd=approval.limits.per_attempt_ceiling_usd)

@@ -28,7 +28,7 @@ from campaign.canonical import spec_digest
 from campaign.agents.client_version import read_client_version
 from campaign.lanes.probe import probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
-from campaign.profiler.wire import CATALOG_DIGEST_FORMAT
+from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, recorded_catalog_format
 from campaign.providers import Provider, load_catalog, provider_for_route
 from campaign.agents.profile_model import AgentProfile, placeholders
 from campaign.agents.profiles import build_artifact_paths, load_profile, profile_identity
@@ -258,7 +258,7 @@ def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGES
         wire_upstream=inputs.wire.upstream if inputs.wire else None,
         client_version=read_client_version(inputs.profile, os.environ),
         wire_catalogs=catalogs,
-        wire_catalog_format=catalog_format if catalogs and catalog_format != 1 else None,
+        wire_catalog_format=recorded_catalog_format(catalogs, catalog_format),
         task_suite=inputs.selection.identity(),
         pricing_catalog_digest=inputs.catalog_digest,
     )

@@ -36,6 +36,7 @@ import json
 import re
 import zlib
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from campaign.canonical import text_sha256, wire_json
@@ -115,6 +116,23 @@ def decode_body(body: bytes, content_encoding: str | None) -> bytes | None:
 #      paid attempt must not end profile_unconfirmed for it.
 CATALOG_DIGEST_KEYS = {1: "catalog_digests", 2: "catalog_set_digests"}
 CATALOG_DIGEST_FORMAT = 2
+
+
+def bound_catalog_format(bound: Mapping[str, Any]) -> int:
+    """The format an experiment (or one provider's entry in it) bound its wire catalogs in:
+    1 where the field is absent; the current format where there are no catalogs, or where
+    the field holds a value this engine does not know (the experiment measured now then
+    differs in that field, and the refusal names it)."""
+    if not bound.get("wire_catalogs"):
+        return CATALOG_DIGEST_FORMAT
+    found = bound.get("wire_catalog_format", 1)
+    return found if type(found) is int and found in CATALOG_DIGEST_KEYS else CATALOG_DIGEST_FORMAT
+
+
+def recorded_catalog_format(catalogs: Any, catalog_format: int) -> int | None:
+    """The ``wire_catalog_format`` an experiment records: none without catalogs, and none
+    for format 1, so experiments bound before format 2 keep their identity."""
+    return catalog_format if catalogs and catalog_format != 1 else None
 
 
 def catalog_set_digest(tools: list[Any]) -> str:

@@ -9,6 +9,7 @@ enum members and pattern-checked ids.
 from __future__ import annotations
 
 from decimal import Decimal
+from collections.abc import Mapping
 from typing import Any
 
 from campaign.report import detectable, stats
@@ -79,7 +80,8 @@ def _without_result(done: dict[str, Any]) -> str:
     return f"{done['not_attempted'] + paid} (never attempted: {done['not_attempted']}; attempted, paid for, without a verdict: {paid})"
 
 
-def _by_reason(done: dict[str, Any]) -> dict[str, int] | None:
+def without_result_by_reason(done: Mapping[str, Any]) -> dict[str, int] | None:
+    """Trials without a result, by reason (a report written before counted them all as not attempted)."""
     return done.get("without_result_by_reason", done.get("not_attempted_by_reason"))
 
 
@@ -137,11 +139,11 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
         "",
         f"- Scheduled trials: {done['scheduled']}; with a result (a finished attempt): {done['attempted']}; without one: {_without_result(done)}.",
     ]
-    for reason, count in (_by_reason(done) or {}).items():
+    for reason, count in (without_result_by_reason(done) or {}).items():
         lines.append(f"  - without a result, `{reason}`: {count}")
     if done["interrupted_attempts"]:
         # A trial its ceiling stopped is reopened only under a raised ceiling: say so only where there is one.
-        ceiling = ATTEMPT_EXCEEDED_CEILING in (_by_reason(done) or {})
+        ceiling = ATTEMPT_EXCEEDED_CEILING in (without_result_by_reason(done) or {})
         how = "stopped on request, at their spend ceiling, or left running by a killed runner" if ceiling else "stopped on request, or left running by a killed runner"
         rerun = f", except a trial recorded `{ATTEMPT_EXCEEDED_CEILING}`, which runs again only under a raised per-attempt ceiling" if ceiling else ""
         lines.append(

@@ -18,7 +18,7 @@ from typing import Any
 from campaign.progress import format_spend
 from campaign.report import detectable
 from campaign.report.forest import render_svg
-from campaign.report.markdown import offline_ran, wall_only_exploratory
+from campaign.report.markdown import offline_ran, wall_only_exploratory, without_result_by_reason
 from campaign.view import model, trials
 from campaign.view.html import el, fmt, h, json_attr, text
 from campaign.view.model import Building, ProviderProgress, null_reason, unknown_of
@@ -173,7 +173,7 @@ def summary_section(summary: CampaignSummary, report: Mapping[str, Any] | None) 
             # Reports written before counted both kinds of trial without a result as not attempted.
             *((("attempted, without a result", done["attempted_without_result"]),) if done.get("attempted_without_result") is not None else ()),
         ]
-        items += [(f"without a result: {reason}", count) for reason, count in (done.get("without_result_by_reason", done["not_attempted_by_reason"]) or {}).items()]
+        items += [(f"without a result: {reason}", count) for reason, count in (without_result_by_reason(done) or {}).items()]
         items += [(f"attempts {status}", count) for status, count in (done["attempts_by_status"] or {}).items()]
     body = "".join(text("dt", k) + text("dd", v) for k, v in items)
     return el("section", text("h2", "Summary") + el("dl", body, class_="summary"), id="summary")

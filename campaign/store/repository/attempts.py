@@ -11,6 +11,7 @@ from campaign.errors import ConflictError
 from campaign.store import chain, scope
 from campaign.store.models import Attempt, SpendReservation, Trial
 from campaign.store.repository.common import REQUEUED, Clock, cas, lock_campaign, utcnow
+from campaign.vocabulary import VERIFIER_KILLED
 
 
 def start_attempt(engine: Engine, trial: Trial, clock: Clock = utcnow, **fields: Any) -> int:
@@ -93,7 +94,7 @@ def fault_attempts(engine: Engine, campaign_ids: Sequence[int], trial_id: str) -
         select(func.count())
         .select_from(Attempt)
         .join(Trial, Trial.id == Attempt.trial_pk)
-        .where(Attempt.campaign_id.in_(tuple(campaign_ids)), Trial.trial_id == trial_id, (Attempt.outcome == "provider_error") | (Attempt.failure_class == "verifier_killed"))
+        .where(Attempt.campaign_id.in_(tuple(campaign_ids)), Trial.trial_id == trial_id, (Attempt.outcome == "provider_error") | (Attempt.failure_class == VERIFIER_KILLED))
     )
     with scope.reading(engine) as conn:
         return int(conn.execute(stmt).scalar_one())
