@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -263,8 +264,18 @@ def test_a_continuation_is_refused_when_a_campaign_it_continues_fails(engine, db
 # nothing) rewrote report-2's success interval and two detectable effects; fields added
 # since are null or counted in every report (wire_catalog_format, catalog_set_digests,
 # catalog_sets; completion's attempted_without_result apart from not_attempted, and
-# without_result_by_reason; spend.limits), nothing else.
+# without_result_by_reason; spend.limits), nothing else. To re-pin after an intended
+# change: `python tests/test_cli_report.py --repin`, then review the diff.
 BEFORE = Path(__file__).parent / "samples" / "stores" / "chain-v1"
+
+
+def _store_before(directory: Path) -> str:
+    db = directory / "before.db"
+    with sqlite3.connect(db) as conn:
+        conn.executescript((BEFORE / "store.sql").read_text(encoding="utf-8"))
+    upgraded = CliRunner().invoke(cli, ["db", "upgrade", "--db", str(db)])
+    assert upgraded.exit_code == 0, upgraded.output
+    return str(db)
 
 
 @pytest.fixture
@@ -272,12 +283,7 @@ def store_before(tmp_path) -> str:
     """The sample store as the engine wrote it before chain format 2 (a SQL dump of it):
     two providers, interrupted and unreached trials, a continuation carrying results, a
     row left running, floats below 1e-4, non-ASCII task and model names to redact."""
-    db = tmp_path / "before.db"
-    with sqlite3.connect(db) as conn:
-        conn.executescript((BEFORE / "store.sql").read_text(encoding="utf-8"))
-    upgraded = CliRunner().invoke(cli, ["db", "upgrade", "--db", str(db)])
-    assert upgraded.exit_code == 0, upgraded.output
-    return str(db)
+    return _store_before(tmp_path)
 
 
 @pytest.mark.parametrize("campaign_id", [1, 2])
@@ -357,3 +363,22 @@ def test_a_stop_signal_while_the_aggregates_run_apart_exits_130_and_writes_nothi
     assert done.returncode == 130, done.stderr
     assert done.stderr.startswith("interrupted: received SIGINT") and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert list(tmp_path.glob("r.*")) == []
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--repin"]:
+    # When a change to the report is intended: rewrite the reports beside the sample store
+    # from this checkout, then review the diff (and say what changed in the comment above BEFORE).
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = _store_before(Path(tmp))
+        engine = make_engine(resolve_url(db))
+        try:
+            for campaign_id, provider in ((1, None), (2, None), (1, "alpha"), (2, "beta")):
+                name = f"report-{campaign_id}" + (f"-{provider}" if provider else "")
+                written = write_report(engine, campaign_id, Path(tmp) / f"{name}.json", provider=provider)
+                for path in (written.json, written.markdown, written.svg):
+                    (BEFORE / path.name).write_bytes(path.read_bytes())
+        finally:
+            engine.dispose()
+    print(f"re-pinned the reports in {BEFORE}")
