@@ -61,6 +61,14 @@ def healthy(seq: int) -> dict:
         # A capture from before idle_s was recorded: the trail rules still apply, the bound cannot.
         ([healthy(1), waiting(2, None, silence_s=None)], None),
         ([healthy(1), line(2, None, upstream_error="reset"), waiting(3, None, silence_s=None)], "upstream_silent"),
+        # No request ever answered, and a retry the deadline caught at once: the provider
+        # burnt the whole deadline (the last fault it met names it), however young the retry.
+        ([line(1, None, upstream_error="silent"), line(2, None, upstream_error="silent"), waiting(3, 0.05, silence_s=4)], "upstream_silent"),
+        ([line(1, 529), line(2, 500), waiting(3, 1)], "http_5xx"),
+        ([line(1, None, upstream_error="silent"), waiting(2, None, silence_s=None)], "upstream_silent"),
+        # ... but not once the retry was being answered, nor after any answer at all.
+        ([line(1, 529), waiting(2, 1, status=200)], None),
+        ([line(1, 400), line(2, 529), waiting(3, 1)], None),
         # Nothing in flight: the last request decides, as before.
         ([healthy(1), healthy(2)], None),
     ],

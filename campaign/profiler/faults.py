@@ -45,6 +45,15 @@ hang:
    bound, and no model request of the attempt ever got a byte from the
    upstream: the agent never heard from its model.
 
+And the attempt ended on the provider's last fault (``never_answered``) when no
+model request of it was ever answered without a fault and the client was
+retrying after one when the deadline came, however young the retry (nothing
+received yet): the provider burnt the whole deadline, and the agent never had a
+turn to spend it on. The floor of rules 2 and 3 exists to keep a deadline that
+lands on a retry after real work the agent's; with no answer at all there was no
+work. (A deadline that lands in a client's back-off between two retries needs no
+rule: the last request's own fault decides.)
+
 What stays the agent's: a request that was being answered (a stream flowing, a
 status line received) within the bound, and a slow answer awaited after healthy
 turns for less than half the bound. A model that streams, or answers slowly
@@ -152,7 +161,7 @@ def ending_fault(records: Iterable[Mapping[str, Any]]) -> str | None:
     ordered = _by_seq(records)
     if not ordered:
         return None
-    return request_fault(ordered[-1]) or hung_at_end(ordered)
+    return request_fault(ordered[-1]) or hung_at_end(ordered) or never_answered(ordered)
 
 
 def _number(value: Any) -> float | None:
@@ -193,6 +202,24 @@ def hung_at_end(records: Iterable[Mapping[str, Any]]) -> str | None:
         return "upstream_silent"  # the agent never heard from its model
     failed_before = any(request_fault(r) is not None for r in trail)
     return "upstream_silent" if failed_before or len(hung) > 1 else None
+
+
+def _answered(record: Mapping[str, Any]) -> bool:
+    return record.get("upstream_error") is None and request_fault(record) is None
+
+
+def never_answered(records: Iterable[Mapping[str, Any]]) -> str | None:
+    """The last fault the attempt met when no model request was ever answered without one
+    and the request in flight at its end had received nothing yet (the module docstring):
+    the provider held the agent for its whole deadline. None otherwise."""
+    ordered = _by_seq(records)
+    if not ordered or any(_answered(r) for r in ordered):
+        return None
+    last = ordered[-1]
+    if last.get("upstream_error") != "aborted" or not _heard_nothing(last):
+        return None
+    met = [fault for fault in map(request_fault, ordered) if fault is not None]
+    return met[-1] if met else None
 
 
 def gave_out(records: Sequence[Mapping[str, Any]], in_a_row: int = FAULTS_IN_A_ROW) -> str | None:
