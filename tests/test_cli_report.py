@@ -264,7 +264,10 @@ def test_a_continuation_is_refused_when_a_campaign_it_continues_fails(engine, db
 # nothing) rewrote report-2's success interval and two detectable effects; fields added
 # since are null or counted in every report (wire_catalog_format, catalog_set_digests,
 # catalog_sets; completion's attempted_without_result apart from not_attempted, and
-# without_result_by_reason; spend.limits), nothing else. To re-pin after an intended
+# without_result_by_reason; spend.limits), and the headline interval (issue 43): ci_low
+# and ci_high are now the t interval on task means, the spec's bootstrap moved beside it
+# (bootstrap_percentile_95), with sign_flip_p and the interval and sign_flip headers;
+# the detectable effects are simulated through the t interval. Nothing else. To re-pin after an intended
 # change: `python tests/test_cli_report.py --repin`, then review the diff.
 BEFORE = Path(__file__).parent / "samples" / "stores" / "chain-v1"
 

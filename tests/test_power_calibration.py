@@ -3,8 +3,8 @@
 Every verdict here is the offline agent's own draw (``offline.plan_attempt``, the
 function its process runs) for a trial's (seed, task, profile, trial id) at known
 per-variant success probabilities, so no process runs and 200 campaigns take a
-second. A campaign's interval is the report's (``stats.summarize`` of its task
-means, seeded by the campaign's seed). The planner sees only a pilot drawn the same
+second. A campaign's interval is the report's (``stats.paired_interval`` of its
+pairs' differences, task by task). The planner sees only a pilot drawn the same
 way and predicts the share of campaigns whose interval excludes 0; 200 simulated
 campaigns must land within 5 points of it. Tasks come at three difficulty levels
 (baseline 0.3, 0.5, 0.7), each campaign drawing its suite from them, as the
@@ -52,7 +52,7 @@ def excluding_zero(tasks: int, repetitions: int, effect: float) -> float:
         seed = 1000 + k  # the campaign's seed: its suite, its verdicts and its bootstrap
         suite = list(np.random.default_rng(seed).integers(0, len(LEVELS), tasks))
         pairs = campaign_pairs(seed, suite, repetitions, effect)
-        est = stats.summarize([(p.coding_only - p.baseline_only) / p.pairs for p in pairs], seed, empty_reason="no_complete_pairs")
+        est = stats.paired_interval([p.differences() for p in pairs], seed, bounds=(-1.0, 1.0))
         hits += est.ci_low is not None and (est.ci_low > 0 or est.ci_high < 0)
     return hits / CAMPAIGNS
 
@@ -84,8 +84,12 @@ def test_with_no_effect_the_false_positive_rate_is_the_nominal_level():
     assert abs(row.false_positive - observed) <= TOLERANCE
 
 
-def test_with_few_task_clusters_the_planner_shows_the_interval_is_too_narrow():
-    # The percentile bootstrap under-covers with few clusters; the planner, running the
-    # report's own interval, says so instead of promising the nominal 5%.
+def test_with_few_task_clusters_the_false_positive_rate_stays_nominal():
+    # The percentile bootstrap rejected a true null in 6.5-10% of campaigns at 12 tasks; the
+    # t interval's small-sample allowance keeps it at the nominal 5%, in the planner and
+    # in campaigns alike.
     row = predicted(12, 2, 0.0)
-    assert row.false_positive > 0.065
+    observed = excluding_zero(12, 2, 0.0)
+    nominal = 1 - stats.CONFIDENCE
+    assert row.false_positive <= nominal + 0.01, row.false_positive
+    assert observed <= nominal + 2 * (nominal * (1 - nominal) / CAMPAIGNS) ** 0.5, observed

@@ -1,4 +1,5 @@
-"""The task-cluster bootstrap: deterministic per seed, resamples clusters, fast."""
+"""The report's paired comparison: the headline t interval on task means, and the spec's
+task-cluster bootstrap beside it (deterministic per seed, resamples clusters, fast)."""
 
 from __future__ import annotations
 
@@ -61,9 +62,10 @@ def test_task_means_that_are_all_the_same_have_an_estimate_but_no_interval():
 def test_report_resamples_task_clusters_not_attempts(engine):
     """One task with 40 winning pairs and nine tasks with one tied pair each.
 
-    Clusters weigh equally, so the estimate is 0.1 and the interval comes from
-    resampling ten task means; resampling the 49 pairs as if independent would
-    centre near 40/49 = 0.82 with a narrow interval far from it.
+    Clusters weigh equally, so the estimate is 0.1 and both intervals come from the ten
+    task means (the headline's spread, the bootstrap's resamples); resampling the 49
+    pairs as if independent would centre near 40/49 = 0.82 with a narrow interval far
+    from it.
     """
     trials = []
     for rep in range(1, 41):
@@ -79,14 +81,19 @@ def test_report_resamples_task_clusters_not_attempts(engine):
     assert d["tasks"] == 10 and d["pairs"] == 49
 
     task_means = np.array([1.0] + [0.0] * 9)  # the report orders tasks by name: "big" first
+    half = 2.2621571627982 * task_means.std(ddof=1) / np.sqrt(10)  # t(0.975, 9 df)
+    assert (d["ci_low"], d["ci_high"]) == pytest.approx((0.1 - half, 0.1 + half))
     low, high = np.quantile(stats.bootstrap_means(task_means, seed), [0.025, 0.975])
-    assert (d["ci_low"], d["ci_high"]) == pytest.approx((low, high))
+    boot = d["bootstrap_percentile_95"]
+    assert (boot["ci_low"], boot["ci_high"]) == pytest.approx((low, high))
+    # Nine agreeing tasks and one that won every pair: no evidence of an effect by either.
+    assert d["sign_flip_p"] == pytest.approx(1.0)
 
     pair_diffs = np.array([1.0] * 40 + [0.0] * 9)
     rng = stats.generator(seed)
     attempt_level = pair_diffs[rng.integers(0, len(pair_diffs), size=(stats.RESAMPLES, len(pair_diffs)))].mean(axis=1)
     a_low, a_high = np.quantile(attempt_level, [0.025, 0.975])
-    assert d["ci_high"] < a_low  # visibly different: the intervals do not even overlap
+    assert d["ci_high"] < a_low and boot["ci_high"] < a_low  # visibly different: the intervals do not even overlap
     assert a_high <= 1.0
 
 
@@ -107,7 +114,10 @@ def test_report_interval_is_reproducible_per_seed_and_changes_with_it(engine):
     assert first == again
     assert first["bootstrap"]["seed"] == 11 and first["bootstrap"]["resamples"] == 2000
     assert first["verified_success"]["estimate"] == other["verified_success"]["estimate"]
-    assert (first["verified_success"]["ci_low"], first["verified_success"]["ci_high"]) != (other["verified_success"]["ci_low"], other["verified_success"]["ci_high"])
+    # The headline draws nothing, so the seed cannot move it; the spec's bootstrap is seeded.
+    assert (first["verified_success"]["ci_low"], first["verified_success"]["ci_high"]) == (other["verified_success"]["ci_low"], other["verified_success"]["ci_high"])
+    boot, boot_other = first["verified_success"]["bootstrap_percentile_95"], other["verified_success"]["bootstrap_percentile_95"]
+    assert (boot["ci_low"], boot["ci_high"]) != (boot_other["ci_low"], boot_other["ci_high"])
     assert first["exploratory"] is False
 
 
@@ -191,21 +201,34 @@ def test_a_regression_over_few_task_clusters_is_exploratory_not_a_regression(eng
     two tasks read as regressions, against 2.5% for a one-sided 95% bound)."""
     report = build_report(engine, insert_campaign(engine, _one_pair_per_task(2, lambda i: False, lambda i: True)))
     assert report["decision"]["basis"] == "exploratory_task_sample"
-    assert report["paired_differences"]["verified_success"]["interval_reason"] == "no_spread_between_tasks"
+    success = report["paired_differences"]["verified_success"]
+    # Two pairs alike bound little: the interval reaches past zero (two pairs could hide 84%).
+    assert success["interval_reason"] == "no_spread_bounded" and success["ci_low"] == -1.0
+    assert success["ci_high"] == pytest.approx(-1 + 2 * (1 - 0.025**0.5)) and success["ci_high"] > 0
+    assert success["bootstrap_percentile_95"]["interval_reason"] == "no_spread_between_tasks"
+    assert success["sign_flip_p"] == 0.5  # two tasks: two of the four sign patterns are as extreme
 
 
-def test_every_task_differing_alike_gives_no_interval_and_no_verdict_resting_on_one(engine):
-    """Twelve tasks, coding passing each where baseline fails: the bootstrap's interval was
-    [+1, +1], and the report called it a measured benefit beside a detectable-effect
-    block that refused to compute for want of spread."""
+def test_every_task_differing_alike_is_bounded_by_what_its_pairs_could_hide(engine):
+    """Twelve tasks, coding passing each where baseline fails. The bootstrap's interval was
+    [+1, +1] (zero width: certainty twelve pairs cannot give), and then no interval at all.
+    The headline says what twelve pairs can: at 95%, up to 26% of pairs like these could
+    go otherwise unseen, so the effect is at least 1 - 2 x 0.264; and the sign-flip test
+    agrees (one pattern in 4,096 is as extreme)."""
     report = build_report(engine, insert_campaign(engine, _one_pair_per_task(12, lambda i: True, lambda i: False)))
     success = report["paired_differences"]["verified_success"]
-    assert (success["estimate"], success["ci_low"], success["ci_high"], success["interval_reason"]) == (1.0, None, None, "no_spread_between_tasks")
+    unseen = 1 - 0.025 ** (1 / 12)
+    assert (success["estimate"], success["ci_high"], success["interval_reason"]) == (1.0, 1.0, "no_spread_bounded")
+    assert success["ci_low"] == pytest.approx(1 - 2 * unseen)
+    assert success["bootstrap_percentile_95"] == {"ci_low": None, "ci_high": None, "interval_reason": "no_spread_between_tasks"}
+    assert success["sign_flip_p"] == pytest.approx(2 / 4096)
+    # Equal wall times: no spread anywhere and no bound for seconds, so no interval.
     assert report["paired_differences"]["wall_seconds"]["interval_reason"] == "no_spread_between_tasks"
-    assert report["decision"]["basis"] == "no_spread_between_tasks"
+    assert report["decision"]["basis"] == "measured_benefit_requires_review"
     text = render_markdown(report)
-    assert "| verified success (rate) | +1.000 | null (no_spread_between_tasks) | 12 | 12 |" in text
-    assert "Basis: every task cluster's mean difference is the same, so the bootstrap has no interval to give" in text
+    assert f"| verified success (rate) | +1.000 | [{1 - 2 * unseen:+.3f}, +1.000] | null (no_spread_between_tasks) | 0.000 | 12 | 12 |" in text
+    assert "The verified success interval: every pair's difference is the same, so the interval is the share of pairs that could differ unseen" in text
+    assert "disagree: the t interval excludes zero and the bootstrap does not; the report reads the t interval." in text
 
 
 @settings(max_examples=25, deadline=None)

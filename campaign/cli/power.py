@@ -27,7 +27,7 @@ from campaign.store.migrate import open_store
 @click.option("--confidence", type=float, metavar="C", help="The interval's confidence level [default: the report's 0.95].")
 @click.option("--max-repetitions", type=int, metavar="N", help=f"The table's last row [default: {rq.DEFAULT_MAX_REPETITIONS}].")
 @click.option("--simulations", type=int, metavar="N", help="Simulated campaigns per row [default: 1000].")
-@click.option("--seed", type=SEED, metavar="N", help="The planned campaign's seed (its bootstrap) and the simulations' [default: the pilot's].")
+@click.option("--seed", type=SEED, metavar="N", help="The planned campaign's seed and the simulations' [default: the pilot's].")
 @click.option("--max-spend-usd", metavar="USD", help="Each provider's cap, as for campaign coding --campaign (with --attempt-ceiling-usd).")
 @click.option("--max-total-spend-usd", metavar="USD", help="The cap over every provider (with --attempt-ceiling-usd).")
 @click.option("--attempt-ceiling-usd", metavar="USD", help="The most one attempt may spend.")

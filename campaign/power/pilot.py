@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
 from campaign.power.forecast import CellCost
-from campaign.report import aggregates, integrity
+from campaign.report import aggregates, detectable, integrity
 from campaign.report.spread import TaskPairs
 from campaign.store import repository
 from campaign.store import scope as store_scope
@@ -60,7 +60,7 @@ def _read_pilot(engine: Engine, campaign_id: int, provider: str | None, option: 
             raise UsageProblem(f"campaign {campaign_id} has no provider {provider!r}; it has {', '.join(providers) or 'none'}", option="--provider")
         if not aggregates.has_attempts(conn, scope):
             raise UsageProblem(f"campaign {campaign_id} has no attempts yet (planned, or not started): run it first, then plan from it", option=option)
-        tasks = tuple(TaskPairs(t.task, t.pairs, t.coding_only, t.baseline_only) for t in aggregates.task_rows(conn, scope))
+        tasks = detectable.task_pairs(aggregates.task_rows(conn, scope))
         costs = aggregates.attempt_costs(conn, scope)
     return Pilot(
         campaign_id=campaign.id,

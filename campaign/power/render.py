@@ -225,7 +225,7 @@ def _conclusion(plan: Plan, source: Pilot | Assumptions) -> list[str]:
         if smallest.false_positive is not None and smallest.false_positive > 1.2 * (1 - plan.request.confidence):
             lines.append(
                 f"note: at this size the interval excludes 0 in {smallest.false_positive:.1%} of campaigns with no effect "
-                f"(nominal {1 - plan.request.confidence:.0%}): few task clusters make the percentile bootstrap too narrow"
+                f"(nominal {1 - plan.request.confidence:.0%}): with this few task clusters the interval is too narrow"
             )
     else:
         why = why_none(plan)

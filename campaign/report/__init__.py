@@ -1,4 +1,4 @@
-"""Reports: SQL aggregates, the task-cluster bootstrap, the allowlisted schema-v3 JSON, Markdown and a forest plot.
+"""Reports: SQL aggregates, the paired comparison over task clusters, the allowlisted schema-v3 JSON, Markdown and a forest plot.
 
 The public entry points::
 

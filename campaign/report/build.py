@@ -1,7 +1,7 @@
 """The schema-version-3 report ``live_agentic_coding_paired``, built from the store only.
 
 ``build_report(engine, campaign_id)`` reads the campaign, its trials and its
-attempts (aggregates in SQL, the bootstrap in numpy), assembles plain values,
+attempts (aggregates in SQL, the intervals in numpy), assembles plain values,
 and returns them passed through the allowlist (``schema.REPORT_SCHEMA``).
 Nothing else in this package writes a report, and the Markdown and the forest
 plot are rendered from this sanitized dictionary, never from the store. So the
@@ -29,7 +29,7 @@ from sqlalchemy import Connection, Engine
 from campaign import __version__, testhooks
 from campaign.bulk import collector_paused
 from campaign.errors import UnreadableValue, UsageProblem
-from campaign.report import aggregates, detectable, identity, results, spending, stats
+from campaign.report import aggregates, detectable, identity, paired, results, spending, stats
 from campaign.report.allowlist import enum_or_unlisted, sanitize
 from campaign.report.integrity import Integrity, check_rows, read_lineage, refuse_unless_verified
 from campaign.report.fields import AGENTS
@@ -104,7 +104,7 @@ def build_report(
             "(its own report is the one `campaign coding` wrote); name a paired campaign",
             option="CAMPAIGN_ID",
         )
-    if type(campaign.seed) is not int:  # the bootstrap's seed: a report published unverified needs one too
+    if type(campaign.seed) is not int:  # the bootstrap's and the sign flips' seed: a report published unverified needs one too
         raise UnreadableValue(f"campaign {campaign.id}'s seed is not a whole number (the row was edited outside the engine); `campaign verify` names it")
     experiment = identity.load_object(campaign.experiment_json)
     lineage = tuple(repository.lineage(engine, campaign.id))
@@ -176,13 +176,13 @@ def build_report(
             "completion": _completion(campaign, c.by_status, c.variants, c.spend, c.unattempted, c.paid_without_result),
             "variants": spending.variants_section(c.variants, c.spend, bases),
             "paired_differences": {
-                "bootstrap": {"resamples": stats.RESAMPLES, "confidence": stats.CONFIDENCE, "seed": campaign.seed},
+                **paired.methods(campaign.seed),
                 # Either comparison resting on few task clusters is exploratory: missing
                 # wall times can leave the wall interval far fewer clusters than success.
-                "exploratory": stats.exploratory(success.tasks) or (wall.tasks > 0 and stats.exploratory(wall.tasks)),
+                "exploratory": stats.exploratory(success.headline.tasks) or (wall.headline.tasks > 0 and stats.exploratory(wall.headline.tasks)),
                 "exploratory_below_tasks": stats.EXPLORATORY_BELOW_TASKS,
-                "verified_success": _difference("verified_success", success, sum(t.pairs for t in c.tasks)),
-                "wall_seconds": _difference("wall_seconds", wall, sum(t.wall_pairs for t in c.tasks)),
+                "verified_success": paired.as_report("verified_success", success),
+                "wall_seconds": paired.as_report("wall_seconds", wall),
                 "detectable_effect": c.detectable,
                 "per_task": [
                     {
@@ -205,7 +205,7 @@ def build_report(
             "spend_only_attempts": c.spend_only,
             "uncontrolled_factors": list(ALWAYS_UNCONTROLLED)
             + ["reasoning_provider_default" if experiment.get("reasoning") is None else "reasoning_configured_not_verified"],
-            "decision": {"basis": _decision_basis(synthetic, success)},
+            "decision": {"basis": _decision_basis(synthetic, success.headline)},
             "redaction": None,
         }
         report, changed = sanitize(raw, REPORT_SCHEMA)
@@ -234,15 +234,15 @@ class _Counted:
     spend_only: list[dict[str, Any]]
     faults: list[aggregates.FaultRow]
     # What the task rows give: the paired differences and the detectable effect (seeded).
-    success: stats.Estimate
-    wall: stats.Estimate
+    success: paired.Compared
+    wall: paired.Compared
     detectable: dict[str, Any]
 
     @classmethod
     def read(cls, conn: Connection, scope: aggregates.Scope, seed: int) -> _Counted:
         providers, models, observed = aggregates.distinct_values(conn, scope)
         tasks = aggregates.task_rows(conn, scope)
-        success, wall = _differences(tasks, seed)
+        success, wall = paired.success_and_wall(tasks, seed)
         unattempted = aggregates.unattempted_trials(conn, scope)
         paid = frozenset(r["trial_id"] for r in unattempted if r["interrupted_attempts"] or r["provider_error_attempts"] or r["engine_error_attempts"])
         return cls(
@@ -334,25 +334,6 @@ def _completion(
         "attempted_without_result": len(unattempted) - len(never),
         "without_result_by_reason": dict(sorted(Counter(row["reason"] for row in unattempted).items())),
         "all_scheduled_attempted": with_result == scheduled and not unattempted,
-    }
-
-def _differences(task_rows: Sequence[aggregates.TaskRow], seed: int) -> tuple[stats.Estimate, stats.Estimate]:
-    success = stats.summarize([t.success_difference for t in task_rows], seed, empty_reason="no_complete_pairs")
-    wall = stats.summarize(
-        [t.wall_difference for t in task_rows if t.wall_pairs and t.wall_difference is not None], seed, empty_reason="no_pairs_with_both_wall_times"
-    )
-    return success, wall
-
-def _difference(metric: str, est: stats.Estimate, pairs: int) -> dict[str, Any]:
-    return {
-        "metric": metric,
-        "estimate": est.estimate,
-        "estimate_reason": est.estimate_reason,
-        "ci_low": est.ci_low,
-        "ci_high": est.ci_high,
-        "interval_reason": est.interval_reason,
-        "tasks": est.tasks,
-        "pairs": pairs,
     }
 
 def _decision_basis(synthetic: bool, success: stats.Estimate) -> str:

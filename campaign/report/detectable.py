@@ -43,10 +43,11 @@ _WHY = {
 
 def simulated(spread: Spread, tasks: int, pairs: int | None, seed: int, confidence: float, sims: int) -> Simulated:
     """``sims`` campaigns of ``tasks`` tasks with ``pairs`` pairs each (None: each task's
-    own number, the pilot's size), each through this report's interval."""
-    low, high = stats.intervals(campaigns(spread, tasks, pairs, seed, sims), seed, confidence=confidence)
-    per_task = pairs if pairs is not None else float(spread.own_pairs.mean())
-    return Simulated(low, high, tie=0.5 / (tasks * per_task))
+    own number, the pilot's size), each through this report's interval (``stats.t_intervals``,
+    the many-campaigns form of ``stats.paired_interval``). Its ends are a mean plus or minus
+    a spread, never on the grid of possible estimates, so no tie correction applies."""
+    low, high = stats.t_intervals(campaigns(spread, tasks, pairs, seed, sims), confidence)
+    return Simulated(low, high)
 
 
 @dataclass(frozen=True)
@@ -71,9 +72,14 @@ def at_run_size(
     return Detectable(effect, reason, power, confidence, sims)
 
 
+def task_pairs(tasks: Sequence[TaskRow]) -> tuple[TaskPairs, ...]:
+    """What the task rows say of each task's pairs: how many, and how many went each way."""
+    return tuple(TaskPairs(t.task, t.pairs, t.coding_only, t.baseline_only) for t in tasks)
+
+
 def block(tasks: Sequence[TaskRow], seed: int) -> dict[str, Any]:
-    """The report's JSON block for the run's task rows (its ``bootstrap`` seed)."""
-    return dict(_block(tuple(TaskPairs(t.task, t.pairs, t.coding_only, t.baseline_only) for t in tasks), seed))
+    """The report's JSON block for the run's task rows (its experiment seed)."""
+    return dict(_block(task_pairs(tasks), seed))
 
 
 # The simulation is a pure function of the task pairs and the seed, and costs a few

@@ -32,6 +32,9 @@ NULL_REASONS = (
     "no_pairs_with_both_wall_times",
     "single_task_cluster",
     "no_spread_between_tasks",
+    # An interval that has one, and how it was had (report.stats.paired_interval).
+    "between_task_spread_floored",
+    "no_spread_bounded",
     "no_providers_catalog",
     "not_recorded_in_store",
     "no_diagnostic_events_version",

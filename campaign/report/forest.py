@@ -2,7 +2,7 @@
 
 Two panels side by side (verified success, wall seconds): one row per task with
 its mean coding-minus-baseline difference, and an overall row with the
-estimate and its 95% bootstrap interval. Rendered from the sanitized report
+estimate and its 95% interval (a t interval on the task means). Rendered from the sanitized report
 only, so the only text in it is code-authored labels, pattern-checked task ids
 and numbers. No plotting library: a few hundred lines of SVG need none.
 """

@@ -231,6 +231,11 @@ DIFFERENCE = Obj(
         "interval_reason": _NULLABLE_REASON,
         "tasks": Int(),
         "pairs": Int(),
+        # The exact sign-flip randomisation p-value of "no effect" on the task means.
+        "sign_flip_p": Num(),
+        # The spec's seeded percentile bootstrap over task clusters, reported beside the
+        # headline (ci_low/ci_high, a t interval on task means: report.stats).
+        "bootstrap_percentile_95": Obj({"ci_low": Num(), "ci_high": Num(), "interval_reason": _NULLABLE_REASON}),
     }
 )
 
@@ -432,6 +437,22 @@ REPORT_SCHEMA = Obj(
                 "direction": Const("coding_minus_baseline"),
                 "cluster": Const("task"),
                 "weighting": Const("tasks_equal_after_within_task_mean"),
+                # The headline interval every decision reads (report.stats.paired_interval).
+                "interval": Obj(
+                    {
+                        "method": Const("student_t_on_task_means"),
+                        "confidence": Num(),
+                        "degrees_of_freedom": Const("tasks_minus_one"),
+                    }
+                ),
+                "sign_flip": Obj(
+                    {
+                        "method": Const("sign_flip_of_task_means"),
+                        "exact_up_to_tasks": Int(),
+                        "draws_beyond": Int(),
+                        "seed": Int(),
+                    }
+                ),
                 "bootstrap": Obj(
                     {
                         "method": Const("percentile"),

@@ -72,6 +72,12 @@ class TaskPairs:
     coding_only: int  # coding verified, baseline not: +1
     baseline_only: int  # baseline verified, coding not: -1
 
+    def differences(self) -> tuple[float, ...]:
+        """The task's pair differences (+1, -1, then 0 for the pairs that agreed): the
+        report's interval reads them per task (``stats.paired_interval``)."""
+        agreed = self.pairs - self.coding_only - self.baseline_only
+        return (1.0,) * self.coding_only + (-1.0,) * self.baseline_only + (0.0,) * agreed
+
 
 @dataclass(frozen=True, eq=False)
 class Spread:

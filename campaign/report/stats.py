@@ -1,15 +1,27 @@
-"""Paired differences and the task-cluster bootstrap. Pure numpy, no I/O.
+"""Paired differences over task clusters: the report's interval, the spec's bootstrap,
+and a randomisation test. Pure numpy, no I/O.
 
 The unit of analysis is the task cluster. Within each task the per-pair
 differences (coding minus baseline) are averaged; the overall estimate is the
 plain mean of those task means, so every task weighs the same however many of
-its pairs completed. The uncertainty is a percentile bootstrap over whole
-clusters: each replicate draws ``n`` tasks with replacement and averages their
-task means (a task's pairs always travel together; attempts are never
-resampled on their own). That follows Miller, "Adding Error Bars to Evals"
-(2024): cluster on the unit of randomisation and analyse paired differences.
+its pairs completed (Miller, "Adding Error Bars to Evals", 2024: cluster on the
+unit of randomisation and analyse paired differences).
 
-Choices, stated once:
+The headline interval (``paired_interval``) is a t interval on the task means with
+k-1 degrees of freedom. Tasks are the unit sampled, pairs within a task are
+exchangeable, so the k task means are independent draws and the t distribution
+carries the small-sample allowance a percentile bootstrap lacks. Measured by
+simulation with known truths (``report.calibration``; ``python bench/bench_coverage.py``):
+at 8 to 50 tasks x 2 or 4 repetitions it covers 93.5-100% (95% nominal) and
+rejects a true null at most about 5% of the time, where the spec's percentile
+bootstrap covers 60-95%: 83-93% at the spec's 12 tasks x 4. It never claims zero
+width (``paired_interval``'s docstring says how).
+
+The spec's interval stays beside it, under its own name (the report's
+``bootstrap_percentile_95``): a percentile bootstrap over whole clusters, each
+replicate drawing ``n`` tasks with replacement and averaging their task means (a
+task's pairs always travel together; attempts are never resampled on their own).
+Its choices:
 
 - 2,000 resamples, 95% percentile interval (``numpy.quantile``, linear
   interpolation between order statistics).
@@ -20,11 +32,13 @@ Choices, stated once:
   estimate.
 - Clusters whose means are all the same have no interval either
   (``no_spread_between_tasks``): every resample is then that mean, and a
-  zero-width 95% interval would claim a certainty a handful of tasks cannot give
-  (the bootstrap cannot show the spread of tasks it never saw differ).
-- Fewer than ``EXPLORATORY_BELOW_TASKS`` (10) task clusters is labelled
-  exploratory: with so few clusters the percentile bootstrap is known to
-  under-cover, and a handful of selected tasks is no global ranking anyway.
+  zero-width 95% interval would claim a certainty a handful of tasks cannot give.
+
+``sign_flip_p`` is the exact randomisation test of "no effect" on the task means,
+valid whatever the outcomes' distribution because the variants were assigned
+within each pair. Fewer than ``EXPLORATORY_BELOW_TASKS`` (10) task clusters is
+labelled exploratory whatever the interval says: a handful of selected tasks is no
+global ranking.
 """
 
 from __future__ import annotations
@@ -171,6 +185,32 @@ def sign_flip_p(task_means: Sequence[float], seed: int) -> float | None:
     signs = generator(seed).choice((-1.0, 1.0), size=(SIGN_FLIP_DRAWS, k))
     # The observed pattern counts as one of the draws, so p is never 0.
     return float((1 + np.sum(np.abs(signs @ d) / k >= observed)) / (SIGN_FLIP_DRAWS + 1))
+
+
+def t_intervals(
+    cluster_means: np.ndarray, confidence: float = CONFIDENCE, *, bounds: tuple[float, float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``paired_interval`` for many campaigns at once, from their task means only: one
+    campaign per column of the ``n_clusters x sets`` matrix; returns (lows, highs).
+
+    A column whose task means are all alike gets NaN at both ends (excludes nothing):
+    task means alone cannot show the within-task spread ``paired_interval`` floors such a
+    campaign with. The simulations that use this (``report.detectable``) shift whole
+    campaigns by an effect, and a t interval moves with its means, so one set of
+    intervals answers every effect size."""
+    means = np.asarray(cluster_means, dtype=np.float64)
+    k = means.shape[0]
+    if k < 2:
+        nan = np.full(means.shape[1:], np.nan)
+        return nan, nan.copy()
+    point = means.mean(axis=0)
+    half = student_t.quantile(confidence, k - 1) * np.sqrt(means.var(axis=0, ddof=1) / k)
+    low, high = point - half, point + half
+    if bounds is not None:
+        low, high = np.maximum(low, bounds[0]), np.minimum(high, bounds[1])
+    flat = np.ptp(means, axis=0) <= _SAME
+    low[flat], high[flat] = np.nan, np.nan
+    return low, high
 
 
 def percentile_bounds(replicates: np.ndarray, confidence: float = CONFIDENCE) -> np.ndarray:

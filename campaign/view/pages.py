@@ -295,21 +295,21 @@ def faults_section(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def differences_section(pd: Mapping[str, Any]) -> str:
-    head = "".join(text("th", c) for c in ("coding minus baseline", "estimate", "95% interval", "task clusters", "pairs"))
+    head = "".join(text("th", c) for c in ("coding minus baseline", "estimate", "95% interval", "bootstrap 95% (spec)", "sign-flip p", "task clusters", "pairs"))
     rows = []
     for key, label in (("verified_success", "verified success"), ("wall_seconds", "wall seconds")):
         d = pd[key]
+        boot = d.get("bootstrap_percentile_95") or {}
         estimate = fmt(d["estimate"], "signed") if d["estimate"] is not None else null_reason(d["estimate_reason"])
-        if d["ci_low"] is not None and d["ci_high"] is not None:
-            interval = f"[{fmt(d['ci_low'], 'signed')}, {fmt(d['ci_high'], 'signed')}]"
-        else:
-            interval = null_reason(d["interval_reason"])
+        p = d.get("sign_flip_p")
         rows.append(
             el(
                 "tr",
                 text("th", label, scope="row")
                 + text("td", estimate, data_field="estimate", data_value=json_attr(d["estimate"]))
-                + text("td", interval, data_field="interval", data_value=json_attr([d["ci_low"], d["ci_high"]]))
+                + text("td", _interval(d), data_field="interval", data_value=json_attr([d["ci_low"], d["ci_high"]]))
+                + text("td", _interval(boot), data_field="bootstrap", data_value=json_attr([boot.get("ci_low"), boot.get("ci_high")]))
+                + text("td", f"{p:.3f}" if p is not None else "null", data_field="sign_flip_p", data_value=json_attr(p))
                 + text("td", d["tasks"])
                 + text("td", d["pairs"]),
                 data_metric=key,
@@ -321,4 +321,11 @@ def differences_section(pd: Mapping[str, Any]) -> str:
     sentence = detectable.inconclusive(pd)
     found = text("p", detectable.detectable_line(pd), id="detectable", data_value=json_attr(pd["detectable_effect"]["effect"]))
     verdict = text("p", f"Verified success is {sentence}.", class_="banner", id="inconclusive") if sentence else ""
-    return el("section", text("h2", "Paired differences (task-cluster bootstrap)") + note + table + found + verdict)
+    method = text("p", "The 95% interval is a t interval on the task means; the specification's percentile bootstrap is shown beside it.", class_="muted")
+    return el("section", text("h2", "Paired differences (task clusters)") + note + table + method + found + verdict)
+
+
+def _interval(d: Mapping[str, Any]) -> str:
+    if d.get("ci_low") is not None and d.get("ci_high") is not None:
+        return f"[{fmt(d['ci_low'], 'signed')}, {fmt(d['ci_high'], 'signed')}]"
+    return null_reason(d.get("interval_reason"))

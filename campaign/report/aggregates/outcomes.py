@@ -104,10 +104,13 @@ class TaskRow:
     # distribution of pair differences (+1, 0, -1), which the planner resamples.
     coding_only: int = 0
     baseline_only: int = 0
+    # Each pair's wall difference (coding minus baseline, seconds) where both are known.
+    wall_differences: tuple[float, ...] = ()
 
 
 def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
-    """Per task: mean over complete pairs of (coding - baseline), for success and wall.
+    """Per task: mean over complete pairs of (coding - baseline), for success and wall,
+    with the pairs' own differences (the report's interval reads their spread).
 
     A pair is complete when both its baseline and coding trials have a result
     (a finished attempt; an interrupted one is no result). Success is
@@ -140,6 +143,9 @@ def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
     )
     p = pair.c
     wall_diff = cast(p.c_wall, Float) - cast(p.b_wall, Float)
+    walls: dict[str, list[float]] = {}
+    for task, diff in conn.execute(select(p.task, wall_diff).where(p.b_att == 1, p.c_att == 1, wall_diff.is_not(None))):
+        walls.setdefault(task, []).append(float(diff))
     stmt = (
         select(
             p.task,
@@ -171,6 +177,7 @@ def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
             wall_difference=as_float(row.wall_difference),
             coding_only=int(row.coding_only),
             baseline_only=int(row.baseline_only),
+            wall_differences=tuple(sorted(walls.get(row.task, ()))),  # sorted: a row order the database may choose must not move a float sum
         )
         for row in rows
     ]
