@@ -85,7 +85,8 @@ class AttemptCgroup:
         relative to the reader's cgroup namespace root, so match on the attempt's own
         ``campaign.attempts/<name>`` components rather than on the mount path."""
         mine = "/" + PARENT + "/" + os.path.basename(self.path)
-        path = cgroup_path.rstrip("/")
+        # A zombie's path still names the cgroup it died in, marked once that is removed.
+        path = cgroup_path.removesuffix(" (deleted)").rstrip("/")
         return path.endswith(mine) or (mine + "/") in path
 
     def add(self, pid: int) -> None:

@@ -109,6 +109,7 @@ class Discovery:
                 continue
             if st.exited:
                 if st.ppid == self.me and not self.members.is_spawned(pid):
+                    self.check_exited(st)
                     self.members.reap(pid)
                 continue
             if (pid, st.start_ticks) in self.members.known:
@@ -132,6 +133,8 @@ class Discovery:
         now = self.proc.stat(st.pid)
         if now is None or now.start_ticks != st.start_ticks or pidfds.has_exited(fd):
             os.close(fd)
+            if now is not None and now.start_ticks == st.start_ticks:
+                self.check_exited(now)  # died before it could be pinned: where did it die?
             return None
         member = self.members.add(Member("descendant", st.pid, st.start_ticks, now.pgrp, spawned=False, pidfd=fd))
         # Still pinned and stopped if the row cannot be written; the verdict then
@@ -144,16 +147,32 @@ class Discovery:
     def check_contained(self, m: Member) -> None:
         """With a cgroup, a live member outside it is a containment breach: an empty
         cgroup then proves nothing, so the verdict can no longer be complete."""
-        if self.cgroup is None or m.exited or (m.pid, m.start_ticks) in self.escaped:
+        if self.cgroup is None or m.exited:
             return
-        path = self.proc.cgroup2_path(m.pid)
-        if path is None or self.cgroup.contains(path):
+        self._check_path(m.pid, m.start_ticks, m.role)
+
+    def check_exited(self, st: Stat) -> None:
+        """The same for a process of the attempt that has exited but is not yet reaped (a
+        zombie keeps the cgroup it died in): a chain of short-lived generations is dead by
+        the time any check reaches one of them, and each of its zombies outside the
+        cgroup is the only trace of the breach. Called before such a zombie is reaped."""
+        if self.cgroup is not None:
+            self._check_path(st.pid, st.start_ticks, "descendant")
+
+    def _check_path(self, pid: int, start_ticks: int, role: str) -> None:
+        if (pid, start_ticks) in self.escaped:
             return
-        st = self.proc.stat(m.pid)
-        if st is None or st.start_ticks != m.start_ticks or st.exited:
-            return  # gone meanwhile: the path read may belong to a new process
-        self.escaped.add((m.pid, m.start_ticks))
-        self.log(f"breach: {m.role} pid {m.pid} left the attempt cgroup (now in {path})")
+        path = self.proc.cgroup2_path(pid)
+        if path is None or self.cgroup is None or self.cgroup.contains(path):
+            return
+        # The path was read from whatever held the pid then. Still the same process (alive,
+        # or a zombie, which holds its pid until reaped): it was outside. Reaped and the
+        # pid reused meanwhile: the path may be another process's, so it proves nothing.
+        st = self.proc.stat(pid)
+        if st is None or st.start_ticks != start_ticks:
+            return
+        self.escaped.add((pid, start_ticks))
+        self.log(f"breach: {role} pid {pid} {'died' if st.exited else 'is'} outside the attempt cgroup (in {path})")
 
     def live(self) -> list[Member]:
         """Members not yet proven exited, after a fresh sweep."""

@@ -238,6 +238,7 @@ class Shutdown:
                 st = procs[pid]
                 if st.exited:
                     if st.ppid == d.me:
+                        d.check_exited(st)
                         self.members.reap_any(pid)
                     continue
                 live += 1
