@@ -127,10 +127,13 @@ def test_a_paired_live_run_through_claude_code_is_confirmed_on_the_wire(ws: Work
     assert json.loads(report.read_text())["experiment"]["wire_catalogs"] == catalogs
 
 
-@pytest.mark.parametrize("providers", ["openai-codex,zai", "openai-codex,zai,anthropic,gemini"])
+# The spec's own example (openai-codex,zai) with the other two paid providers after it: one
+# campaign covers all four (the two-provider run alone took 84 s of a worker's time, and
+# checked nothing this one does not).
+@pytest.mark.parametrize("providers", ["openai-codex,zai,anthropic,gemini"])
 def test_the_paid_campaign_rehearses_for_free(providers, tmp_path, tokenizer_cache):
-    # The spec's own example, and all four paid providers together: the exact command an
-    # operator would pay for, with --rehearse. No credential is set: none may be read.
+    # All four paid providers together: the exact command an operator would pay for,
+    # with --rehearse. No credential is set: none may be read.
     env = {k: v for k, v in env_with_clients(tokenizer_cache).items() if not k.endswith(("API_KEY", "AUTH_TOKEN", "ACCESS_TOKEN"))}
     names = providers.split(",")
     agents = {"openai-codex": "codex", "zai": "opencode", "anthropic": "claude-code", "gemini": "gemini"}
