@@ -24,12 +24,12 @@ from campaign.report.detectable import task_pairs
 # A verified-success difference lies in [-1, 1]; no interval reaches past it.
 SUCCESS_BOUNDS = (-1.0, 1.0)
 
-# What the percentile bootstrap covered of the true effect (95% nominal), by task clusters:
-# 4,000 simulated campaigns a cell over Beta(0.8, 0.8) and Beta(0.2, 0.2) task populations,
-# effects 0, +0.15 (probability) and +0.15 (logit), 4 repetitions (issue 43's table; the
-# bench reproduces it: python bench/bench_coverage.py). The row for the run is the largest
-# at or below its task count.
-PERCENTILE_COVERAGE = ((2, "not measured below 4 tasks, where it was about 84%"), (4, "about 84%"), (8, "85-90%"), (12, "83-93%"), (24, "88-94%"), (50, "94-95%"))
+# What the percentile bootstrap covered of the true effect (95% nominal), by task clusters,
+# over 2 and 4 repetitions: `python bench/bench_coverage.py --summary --sims 1000` (1,000
+# campaigns a cell; Beta(0.8, 0.8) and Beta(0.2, 0.2) task populations, effects 0, +0.15
+# on the probability and on the logit scale; a campaign without an interval covers
+# nothing; the README's table). The row for a run is the largest at or below its tasks.
+PERCENTILE_COVERAGE = ((2, "not measured below 4 tasks, where it was 39-87%"), (4, "39-87%"), (8, "60-90%"), (12, "75-95%"), (24, "89-94%"), (50, "93-96%"))
 
 
 @dataclass(frozen=True)
