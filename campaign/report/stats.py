@@ -11,11 +11,12 @@ The headline interval (``paired_interval``) is a t interval on the task means wi
 k-1 degrees of freedom. Tasks are the unit sampled, pairs within a task are
 exchangeable, so the k task means are independent draws and the t distribution
 carries the small-sample allowance a percentile bootstrap lacks. Measured by
-simulation with known truths (``report.calibration``; ``python bench/bench_coverage.py``):
-at 8 to 50 tasks x 2 or 4 repetitions it covers 93.5-100% (95% nominal) and
-rejects a true null at most about 5% of the time, where the spec's percentile
-bootstrap covers 60-95%: 83-93% at the spec's 12 tasks x 4. It never claims zero
-width (``paired_interval``'s docstring says how).
+simulation with known truths (``report.calibration``; ``python bench/bench_coverage.py
+--summary``, the README's table): at 8 to 50 tasks x 2 or 4 repetitions it covers
+92.7-100% (95% nominal) and rejects a true null in 3.6-6.6% of campaigns (the
+weakest cell 8 x 4), where the spec's percentile bootstrap covers 60-96% and rejects
+up to 11%: 84-95% at the spec's 12 tasks x 4. It never claims zero width
+(``paired_interval``'s docstring says how).
 
 The spec's interval stays beside it, under its own name (the report's
 ``bootstrap_percentile_95``): a percentile bootstrap over whole clusters, each
