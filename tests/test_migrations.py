@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from alembic import command
@@ -11,7 +13,7 @@ from alembic.script import ScriptDirectory
 from campaign.canonical import spec_digest
 from campaign.store import chain, repository
 from campaign.store.engine import make_engine, resolve_url
-from campaign.store.migrate import alembic_config, drift, head_revision, upgrade_engine, upgrade_store
+from campaign.store.migrate import alembic_config, current_revision, drift, head_revision, known_revisions, open_store, upgrade_engine, upgrade_store
 
 PAST = [rev.revision for rev in ScriptDirectory.from_config(alembic_config()).walk_revisions() if rev.revision != head_revision()]
 
@@ -70,3 +72,33 @@ def test_every_migration_downgrades_and_upgrades_again(tmp_path):
         assert drift(engine) == []
     finally:
         engine.dispose()
+
+
+def test_the_head_and_the_revisions_read_from_the_files_are_alembics():
+    """``migrate`` reads the revision graph from the migration files' text, so that opening
+    a store needs no alembic: it must be the graph alembic itself loads."""
+    script = ScriptDirectory.from_config(alembic_config())
+    assert head_revision() == script.get_current_head()
+    assert known_revisions() == {rev.revision for rev in script.walk_revisions()}
+
+
+@pytest.mark.parametrize("revision", [*PAST, "head"])
+def test_the_stores_revision_read_in_sql_is_alembics(tmp_path, revision):
+    from alembic.migration import MigrationContext
+
+    engine = make_engine(resolve_url(str(tmp_path / "store.db")))
+    try:
+        assert current_revision(engine) is None  # no table yet
+        upgrade_engine(engine, revision)
+        with engine.connect() as conn:
+            assert current_revision(engine) == MigrationContext.configure(conn).get_current_revision()
+    finally:
+        engine.dispose()
+
+
+def test_opening_a_store_at_head_imports_no_alembic(tmp_path):
+    db = tmp_path / "store.db"
+    open_store(str(db)).dispose()  # created: migrated through alembic
+    probe = "import sys; from campaign.store.migrate import open_store; open_store(sys.argv[1]).dispose(); print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))"
+    done = subprocess.run([sys.executable, "-c", probe, str(db)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -3,6 +3,13 @@
 A store is opened only at head. An empty store is brought to head through the
 migrations (never ``create_all``); an older one is refused with the command that
 upgrades it; a newer one is refused outright.
+
+Opening a store at head needs no alembic: every ``campaign`` process opens one (a
+worker, a recovery, a report), and importing alembic cost each a quarter of a second.
+The head is read from the migration files' own ``revision`` / ``down_revision`` lines
+(``tests/test_store_migrations.py`` holds it equal to alembic's), the store's revision
+from its ``alembic_version`` table. Upgrades, drift checks and anything unusual (more
+than one row there) go through alembic, imported then.
 """
 
 from __future__ import annotations
@@ -13,11 +20,9 @@ import importlib.util
 import tempfile
 from pathlib import Path
 
-from alembic import command
-from alembic.autogenerate import compare_metadata
-from alembic.config import Config
-from alembic.migration import MigrationContext
-from alembic.script import ScriptDirectory
+import functools
+from typing import TYPE_CHECKING
+
 from sqlalchemy import Engine, MetaData, inspect, text
 from sqlalchemy.engine import URL
 from sqlalchemy.schema import CreateIndex, CreateTable
@@ -25,6 +30,9 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 from campaign.errors import SchemaAhead, SchemaBehind, StoreError, UsageProblem
 from campaign.store.base import Base
 from campaign.store.engine import describe, make_engine, open_failure, resolve_url
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 
 def migrations_dir() -> Path:
@@ -36,27 +44,52 @@ def migrations_dir() -> Path:
 
 
 def alembic_config() -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(migrations_dir()))
     return config
 
 
+_REVISION_LINE = re.compile(r"""^(down_revision|revision)\s*(?::[^=]*)?=\s*(?:['"]([^'"]+)['"]|None)\s*$""", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=1)
+def _revisions() -> dict[str, str | None]:
+    """revision -> down_revision, read from the migration files' text (no import)."""
+    graph: dict[str, str | None] = {}
+    for path in sorted((migrations_dir() / "versions").glob("*.py")):
+        found = {m.group(1): m.group(2) for m in _REVISION_LINE.finditer(path.read_text(encoding="utf-8"))}
+        if "revision" in found and found["revision"] is not None:
+            graph[found["revision"]] = found.get("down_revision")
+    return graph
+
+
 def head_revision() -> str:
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    assert head is not None, "the migrations directory has no revisions"
-    return head
+    graph = _revisions()
+    heads = set(graph) - {down for down in graph.values() if down is not None}
+    assert len(heads) == 1, f"the migrations directory must have one head, not {sorted(heads)}"
+    return next(iter(heads))
 
 
 def known_revisions() -> set[str]:
-    return {rev.revision for rev in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    return set(_revisions())
 
 
 def current_revision(engine: Engine) -> str | None:
     with engine.connect() as conn:
+        if inspect(conn).has_table("alembic_version"):
+            rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+            if len(rows) <= 1:
+                return rows[0] if rows else None
+        from alembic.migration import MigrationContext
+
         return MigrationContext.configure(conn).get_current_revision()
 
 
 def upgrade_engine(engine: Engine, revision: str = "head") -> None:
+    from alembic import command
+
     config = alembic_config()
     with engine.connect() as conn:
         sqlite = conn.dialect.name == "sqlite"
@@ -148,6 +181,9 @@ def open_store(db: str | None, *, create: bool = True, readonly: bool = False) -
 
 def drift(engine: Engine) -> list[str]:
     """Differences between the models and the migrated schema (empty when in sync)."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
     with engine.connect() as conn:
         ctx = MigrationContext.configure(conn, opts={"compare_type": True})
         return [repr(diff) for diff in compare_metadata(ctx, Base.metadata)]
