@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.samples import restore_store
 from test_report_fixtures import full_attempt, insert_campaign, paired_trials
 
 from campaign.cli import cli
@@ -273,12 +274,7 @@ BEFORE = Path(__file__).parent / "samples" / "stores" / "chain-v1"
 
 
 def _store_before(directory: Path) -> str:
-    db = directory / "before.db"
-    with sqlite3.connect(db) as conn:
-        conn.executescript((BEFORE / "store.sql").read_text(encoding="utf-8"))
-    upgraded = CliRunner().invoke(cli, ["db", "upgrade", "--db", str(db)])
-    assert upgraded.exit_code == 0, upgraded.output
-    return str(db)
+    return restore_store(BEFORE / "store.sql", directory)
 
 
 @pytest.fixture
