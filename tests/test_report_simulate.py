@@ -56,9 +56,11 @@ def test_no_effect_of_one_or_more_is_a_detectable_effect():
 
 def test_campaigns_are_seeded_and_each_size_has_its_own_stream():
     fitted = fit([TaskPairs(f"t{i}", 3, i % 2, (i + 1) % 3 // 2) for i in range(9)])
-    a = simulate.campaigns(fitted, 12, 4, seed=7, sims=50)
-    assert np.array_equal(a, simulate.campaigns(fitted, 12, 4, seed=7, sims=50))
-    assert not np.array_equal(a, simulate.campaigns(fitted, 12, 4, seed=8, sims=50))
+    a, within = simulate.campaigns(fitted, 12, 4, seed=7, sims=50)
+    assert np.array_equal(a, simulate.campaigns(fitted, 12, 4, seed=7, sims=50)[0])
+    assert np.array_equal(within.floor, simulate.campaigns(fitted, 12, 4, seed=7, sims=50)[1].floor)
+    assert (within.df == 12 * 3).all() and (within.floor >= 0).all()
+    assert not np.array_equal(a, simulate.campaigns(fitted, 12, 4, seed=8, sims=50)[0])
     # The stream of one size does not depend on which other sizes were simulated first.
     simulate.campaigns(fitted, 12, 2, seed=7, sims=50)
-    assert np.array_equal(a, simulate.campaigns(fitted, 12, 4, seed=7, sims=50))
+    assert np.array_equal(a, simulate.campaigns(fitted, 12, 4, seed=7, sims=50)[0])

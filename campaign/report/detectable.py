@@ -46,7 +46,8 @@ def simulated(spread: Spread, tasks: int, pairs: int | None, seed: int, confiden
     own number, the pilot's size), each through this report's interval (``stats.t_intervals``,
     the many-campaigns form of ``stats.paired_interval``). Its ends are a mean plus or minus
     a spread, never on the grid of possible estimates, so no tie correction applies."""
-    low, high = stats.t_intervals(campaigns(spread, tasks, pairs, seed, sims), confidence)
+    means, within = campaigns(spread, tasks, pairs, seed, sims)
+    low, high = stats.t_intervals(means, confidence, within=within)
     return Simulated(low, high)
 
 

@@ -350,7 +350,7 @@ def _faults_section(report: dict[str, Any]) -> list[str]:
 
 
 _INTERVAL_REASONS = {
-    "between_task_spread_floored": "every task's mean difference is the same, so the spread of pairs within tasks stands in for the spread between them",
+    "between_task_spread_floored": "the task means varied less than their own pairs' spread allows, so that spread (pooled over the pairs within tasks, with its degrees of freedom) sets the width",
     "no_spread_bounded": "every pair's difference is the same, so the interval is the share of pairs that could differ unseen in this many",
 }
 
@@ -363,8 +363,8 @@ def _difference_section(report: dict[str, Any], svg_name: str | None) -> list[st
         "## Paired differences (coding minus baseline)",
         "",
         "Within each task the per-pair differences are averaged, then tasks are weighted equally. "
-        "The 95% interval is a t interval on the task means (tasks minus one degrees of freedom), measured by simulation to cover 95% "
-        "from 8 to 50 tasks; every decision below reads it. "
+        "The 95% interval is a t interval on the task means (tasks minus one degrees of freedom; never narrower than the pairs' own "
+        "spread within tasks allows), measured by simulation to cover at least 95% from 8 to 50 tasks; every decision below reads it. "
         f"Beside it, the specification's percentile bootstrap over whole task clusters ({boot['resamples']} resamples, seed {boot['seed']})"
         f"{_coverage_words(pd['verified_success']['tasks'])}. "
         "The sign-flip p is the exact randomisation test of no effect on the task means. "

@@ -1,12 +1,11 @@
 """Simulated campaigns, and what their intervals say. Pure numpy, no I/O.
 
-``campaigns`` simulates the task means of future campaigns (``spread``); the caller
-puts each through the report's own interval (``report.stats.intervals``: the same
-resample matrix of whole task clusters, seeded by the experiment seed, and the same
-percentile rule, so a simulated campaign gets the interval its report would print;
-``report.detectable.simulated`` does both). The campaigns are simulated with no
-effect; an effect ``e`` shifts every task mean by ``e``, and the percentile interval
-of shifted means is the interval shifted by ``e``. One set of simulations therefore
+``campaigns`` simulates the task means of future campaigns, with their pairs' spread
+inside tasks (``spread``); the caller puts each through the report's own interval
+(``report.stats.t_intervals``, the many-campaigns form of ``paired_interval``, so a
+simulated campaign gets the interval its report would print; ``report.detectable.simulated``
+does both). The campaigns are simulated with no effect; an effect ``e`` shifts every
+task mean by ``e``, and the interval of shifted means is the interval shifted by ``e``. One set of simulations therefore
 answers every effect size: the power at ``e``, and the smallest effect detected
 often enough (``Simulated``).
 """
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from campaign.report.spread import Spread
+from campaign.report.stats import Within
 
 DEFAULT_POWER = 0.8
 DEFAULT_SIMULATIONS = 1000
@@ -86,7 +86,8 @@ def simulation_rng(seed: int, *key: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(sequence))
 
 
-def campaigns(spread: Spread, tasks: int, pairs: int | None, seed: int, sims: int) -> np.ndarray:
+def campaigns(spread: Spread, tasks: int, pairs: int | None, seed: int, sims: int) -> tuple[np.ndarray, Within]:
     """``tasks x sims`` task means of campaigns with ``pairs`` pairs per task (None: each
-    pilot cluster's own number), on the stream named by ``pairs``."""
-    return spread.task_means(simulation_rng(seed, pairs or 0), tasks, pairs, sims)
+    pilot cluster's own number), with what their pairs say inside tasks, on the stream
+    named by ``pairs``."""
+    return spread.campaigns(simulation_rng(seed, pairs or 0), tasks, pairs, sims)

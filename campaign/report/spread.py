@@ -36,6 +36,7 @@ from statistics import NormalDist
 import numpy as np
 
 from campaign.errors import CampaignError
+from campaign.report import stats
 
 # Why no spread: the codes a report or a plan may carry (report schema NULL_REASONS).
 NO_COMPLETE_PAIRS = "no_complete_pairs"
@@ -107,12 +108,24 @@ class Spread:
     def task_means(self, rng: np.random.Generator, tasks: int, pairs: int | None, sims: int) -> np.ndarray:
         """``tasks x sims`` simulated task means, centred on zero (no effect), each of
         ``pairs`` pairs (None: each drawn cluster's own number, the pilot's own size)."""
+        return self.campaigns(rng, tasks, pairs, sims)[0]
+
+    def campaigns(self, rng: np.random.Generator, tasks: int, pairs: int | None, sims: int) -> tuple[np.ndarray, stats.Within]:
+        """``task_means``, with what each simulated campaign's pairs say inside its tasks
+        (the floor the report's interval puts under a task mean's variance): a redrawn
+        pair is ``scale`` times a -1/0/+1 draw, so a task's sum of squares is ``scale``
+        squared times that of its draws."""
         drawn = rng.integers(0, self.tasks, size=(sims, tasks))
-        n = self.own_pairs[drawn].astype(np.int64) if pairs is None else pairs
+        n = self.own_pairs[drawn].astype(np.int64) if pairs is None else np.full((sims, tasks), pairs, dtype=np.int64)
         counts = rng.multinomial(n, self.probs[drawn])
-        redrawn = (counts[..., 2] - counts[..., 0]) / n
+        up, down = counts[..., 2], counts[..., 0]
+        redrawn = (up - down) / n
         deviation = self.means[drawn] - self.means.mean()
-        return (self.shrink * deviation + self.scale[drawn] * (redrawn - self.center[drawn])).T
+        means = (self.shrink * deviation + self.scale[drawn] * (redrawn - self.center[drawn])).T
+        squares = self.scale[drawn] ** 2 * ((up + down) - (up - down) ** 2 / n)
+        df = (n - 1).sum(axis=1)
+        floor = np.where(df > 0, squares.sum(axis=1) / np.maximum(df, 1), 0.0) * (1.0 / n).mean(axis=1)
+        return means, stats.Within(floor, df)
 
 
 def fit(tasks: Sequence[TaskPairs]) -> Spread:

@@ -8,15 +8,15 @@ its pairs completed (Miller, "Adding Error Bars to Evals", 2024: cluster on the
 unit of randomisation and analyse paired differences).
 
 The headline interval (``paired_interval``) is a t interval on the task means with
-k-1 degrees of freedom. Tasks are the unit sampled, pairs within a task are
-exchangeable, so the k task means are independent draws and the t distribution
-carries the small-sample allowance a percentile bootstrap lacks. Measured by
-simulation with known truths (``report.calibration``; ``python bench/bench_coverage.py
---summary``, the README's table): at 8 to 50 tasks x 2 or 4 repetitions it covers
-92.7-100% (95% nominal) and rejects a true null in 3.6-6.6% of campaigns (the
-weakest cell 8 x 4), where the spec's percentile bootstrap covers 60-96% and rejects
-up to 11%: 84-95% at the spec's 12 tasks x 4. It never claims zero width
-(``paired_interval``'s docstring says how).
+k-1 degrees of freedom, its variance floored by the pairs' own spread within tasks.
+Tasks are the unit sampled, pairs within a task are exchangeable, so the k task
+means are independent draws and the t distribution carries the small-sample
+allowance a percentile bootstrap lacks. Measured by simulation with known truths
+(``report.calibration``; ``python bench/bench_coverage.py --summary``, the README's
+table): at 8 to 50 tasks x 2 or 4 repetitions it covers 94.7-100% (95% nominal) and
+rejects a true null in at most 4.3% of campaigns, where the spec's percentile
+bootstrap covers 60-96% and rejects up to 11%: 84-95% at the spec's 12 tasks x 4.
+It never claims zero width (``paired_interval``'s docstring says how).
 
 The spec's interval stays beside it, under its own name (the report's
 ``bootstrap_percentile_95``): a percentile bootstrap over whole clusters, each
@@ -116,25 +116,26 @@ def paired_interval(
     bounds: tuple[float, float] | None = None,
     empty_reason: str = "no_complete_pairs",
 ) -> Estimate:
-    """The interval meant to be the report's headline: one sequence per task cluster, that
-    task's within-pair differences (candidate minus baseline).
+    """The report's headline interval: one sequence per task cluster, that task's within-pair
+    differences (candidate minus baseline).
 
-    Method, and why: a t interval on the task means with k-1 degrees of freedom. Tasks are
-    the unit sampled (a population of tasks like these), pairs within a task are
-    exchangeable, so the task means are k independent draws and their mean's standard
-    error has the t distribution's small-sample allowance. Measured by simulation
-    (``report.calibration``; ``python bench/bench_coverage.py``), the spec's percentile
-    bootstrap over clusters covers 83-93% at 12 tasks x 4 repetitions, this one 95% or
-    more, also at 8 tasks.
+    Method, and why: a t interval on the task means. Tasks are the unit sampled (a
+    population of tasks like these), pairs within a task are exchangeable, so the task
+    means are k independent draws; their variance is the between-task spread plus each
+    mean's own repetition noise, and never less than that noise. So the variance is the
+    task means' own (k-1 degrees of freedom), floored by the pooled within-task variance
+    over the pairs per task, which is estimated from every pair (its degrees of freedom,
+    the pairs less the tasks, then apply: ``between_task_spread_floored``). The plain t on
+    task means under-covered where few tasks happened to agree (92.7% at 8 tasks x 4,
+    with 6.6% false positives); floored, it covers 94.7-100% from 8 to 50 tasks with at
+    most 4.3% false positives (``report.calibration``; ``bench/bench_coverage.py``).
 
-    It never claims zero width. Task means all alike (common with few tasks and
-    pass/fail outcomes) say nothing of the spread between tasks, so the pairs' spread
-    within tasks floors it (``between_task_spread_floored``: each task mean varies at
-    least by that). Every pair alike as well: with ``bounds`` (the differences' range,
-    -1..1 for verified success), the share of pairs that could differ unseen in this many
-    pairs at this confidence, times the room to each bound (``no_spread_bounded``);
-    without bounds no interval (``no_spread_between_tasks``). ``seed`` names the
-    randomisation stream of the parts that draw (``sign_flip_p``); the t interval draws none.
+    It never claims zero width. Every pair alike as well (no spread anywhere): with
+    ``bounds`` (the differences' range, -1..1 for verified success), the share of pairs
+    that could differ unseen in this many pairs at this confidence, times the room to
+    each bound (``no_spread_bounded``); without bounds no interval
+    (``no_spread_between_tasks``). ``seed`` names the randomisation stream of the parts
+    that draw (``sign_flip_p``); the t interval draws none.
     """
     clusters = [c for c in (np.asarray(d, dtype=np.float64) for d in pair_differences) if c.size]
     k = len(clusters)
@@ -144,21 +145,20 @@ def paired_interval(
     point = float(means.mean())
     if k == 1:
         return Estimate(point, None, None, 1, None, "single_task_cluster")
-    variance, reason = float(means.var(ddof=1)), None
-    if np.ptp(means) <= _SAME:
-        within_df = sum(c.size - 1 for c in clusters)
-        within_ss = float(sum(((c - c.mean()) ** 2).sum() for c in clusters))
-        if within_df and within_ss > 0:
-            variance = within_ss / within_df * float(np.mean([1.0 / c.size for c in clusters]))
-            reason = "between_task_spread_floored"
-        elif bounds is not None:
-            pairs = sum(c.size for c in clusters)
-            unseen = 1.0 - ((1.0 - confidence) / 2.0) ** (1.0 / pairs)
-            low, high = bounds
-            return Estimate(point, point - unseen * (point - low), point + unseen * (high - point), k, None, "no_spread_bounded")
-        else:
+    within_df = sum(c.size - 1 for c in clusters)
+    within_ss = float(sum(((c - c.mean()) ** 2).sum() for c in clusters))
+    floor = within_ss / within_df * float(np.mean([1.0 / c.size for c in clusters])) if within_df else 0.0
+    variance, df, reason = (float(means.var(ddof=1)) if np.ptp(means) > _SAME else 0.0), k - 1, None
+    if variance <= floor and floor > 0:
+        variance, df, reason = floor, max(k - 1, within_df), "between_task_spread_floored"
+    if variance <= 0:
+        if bounds is None:
             return Estimate(point, None, None, k, None, NO_SPREAD_BETWEEN_TASKS)
-    half = student_t.quantile(confidence, k - 1) * math.sqrt(variance / k)
+        pairs = sum(c.size for c in clusters)
+        unseen = 1.0 - ((1.0 - confidence) / 2.0) ** (1.0 / pairs)
+        low, high = bounds
+        return Estimate(point, point - unseen * (point - low), point + unseen * (high - point), k, None, "no_spread_bounded")
+    half = student_t.quantile(confidence, df) * math.sqrt(variance / k)
     low, high = point - half, point + half
     if bounds is not None:  # no effect lies outside what a difference can be
         low, high = max(low, bounds[0]), min(high, bounds[1])
@@ -188,29 +188,48 @@ def sign_flip_p(task_means: Sequence[float], seed: int) -> float | None:
     return float((1 + np.sum(np.abs(signs @ d) / k >= observed)) / (SIGN_FLIP_DRAWS + 1))
 
 
-def t_intervals(
-    cluster_means: np.ndarray, confidence: float = CONFIDENCE, *, bounds: tuple[float, float] | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """``paired_interval`` for many campaigns at once, from their task means only: one
-    campaign per column of the ``n_clusters x sets`` matrix; returns (lows, highs).
+@dataclass(frozen=True, eq=False)
+class Within:
+    """What many simulated campaigns' pairs say inside their tasks, one entry per campaign:
+    the floor ``paired_interval`` puts under the variance of a task mean (the pooled
+    within-task variance times the mean of 1/pairs) and its degrees of freedom."""
 
-    A column whose task means are all alike gets NaN at both ends (excludes nothing):
-    task means alone cannot show the within-task spread ``paired_interval`` floors such a
-    campaign with. The simulations that use this (``report.detectable``) shift whole
-    campaigns by an effect, and a t interval moves with its means, so one set of
-    intervals answers every effect size."""
+    floor: np.ndarray
+    df: np.ndarray
+
+
+def t_intervals(
+    cluster_means: np.ndarray, confidence: float = CONFIDENCE, *, within: Within | None = None, bounds: tuple[float, float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``paired_interval`` for many campaigns at once: one campaign per column of the
+    ``n_clusters x sets`` matrix of task means, with its pairs' ``within`` (None: no
+    floor); returns (lows, highs).
+
+    A column with no spread at all gets NaN at both ends (excludes nothing), where
+    ``paired_interval`` would bound a verified-success difference by its pair count. The
+    simulations that use this (``report.detectable``) shift whole campaigns by an
+    effect, and this interval moves with its means (the pairs' spread inside a task does
+    not change), so one set of intervals answers every effect size."""
     means = np.asarray(cluster_means, dtype=np.float64)
     k = means.shape[0]
     if k < 2:
         nan = np.full(means.shape[1:], np.nan)
         return nan, nan.copy()
     point = means.mean(axis=0)
-    half = student_t.quantile(confidence, k - 1) * np.sqrt(means.var(axis=0, ddof=1) / k)
+    variance = np.where(np.ptp(means, axis=0) > _SAME, means.var(axis=0, ddof=1), 0.0)
+    quantile = np.full(variance.shape, student_t.quantile(confidence, k - 1))
+    if within is not None:
+        floored = (variance <= within.floor) & (within.floor > 0)
+        variance = np.where(floored, within.floor, variance)
+        dfs = np.maximum(k - 1, within.df).astype(np.int64)
+        for df in np.unique(dfs[floored]):
+            quantile[floored & (dfs == df)] = student_t.quantile(confidence, int(df))
+    half = quantile * np.sqrt(variance / k)
     low, high = point - half, point + half
     if bounds is not None:
         low, high = np.maximum(low, bounds[0]), np.minimum(high, bounds[1])
-    flat = np.ptp(means, axis=0) <= _SAME
-    low[flat], high[flat] = np.nan, np.nan
+    none = variance <= 0
+    low[none], high[none] = np.nan, np.nan
     return low, high
 
 
