@@ -58,17 +58,17 @@ def test_a_nonpaired_run_has_no_pilot(tmp_path, monkeypatch):
 
 
 def test_the_plan_template_prints_the_forecast_and_warns_below_the_target(ws, pilot):
-    # Eight repetitions: with fewer, two task clusters' means come out alike so often that
-    # (without an interval for them) no effect is detected at 80% power.
     plain = run(ws.args("--repetitions", "8", tasks=TASKS, output=ws.out_dir / "plain.json"))
     assert plain.exit_code == 0, plain.output
     result = run(ws.args("--repetitions", "8", "--pilot", "1", "--pilot-db", pilot, "--target-effect", "0.05", tasks=TASKS))
     assert result.exit_code == 0, result.output
     assert "forecast from pilot campaign 1 (2 task clusters, 6 complete pairs) for this run: 2 tasks x 8 repetitions x 1 provider(s), 32 trials" in result.output
-    found = float(result.output.split("detectable effect on verified success at 80% power: ")[1].split()[0])
-    assert 0.05 < found < 1  # two task clusters detect only a large effect
+    # Two task clusters: the interval over tasks has one degree of freedom wherever the
+    # pairs' own spread does not floor it, so no effect is detected at 80% power; the
+    # forecast says so, and warns against the target.
+    assert "detectable effect: unknown (not_detectable_at_this_size)" in result.output
     assert "spend: 6.0000 USD" in result.output  # 2 tasks x 8 repetitions x (0.25 + 0.125)
-    assert f"WARNING: the smallest effect this size detects at 80% power is {found:.3f}, not below --target-effect 0.050" in result.output
+    assert "WARNING: the smallest effect this size detects at 80% power is unknown, not below --target-effect 0.050" in result.output
     # The forecast is advice: the template and its digest are what they are without it.
     with_pilot, without = json.loads(ws.output.read_text()), json.loads((ws.out_dir / "plain.json").read_text())
     assert with_pilot["plan_digest"] == without["plan_digest"]
