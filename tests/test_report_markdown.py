@@ -9,7 +9,8 @@ from test_report_fixtures import full_attempt, insert_campaign, paired_trials
 
 from campaign.report import build_report, render
 from campaign.report.forest import render_svg
-from campaign.report.markdown import _signed, render_markdown
+from campaign.report.markdown import render_markdown
+from campaign.report.words import signed
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -140,10 +141,10 @@ def test_spend_that_no_attempt_reported_is_not_called_partial(engine):
 
 
 def test_a_small_difference_never_prints_as_zero_or_negative_zero():
-    assert _signed(-0.0004, 1) == "-0.0004"
-    assert _signed(0.00004) == "+0.00004"
-    assert _signed(-0.0) == _signed(0.0) == "+0.000"
-    assert _signed(-0.26, 1) == "-0.3" and _signed(None) == "null"
+    assert signed(-0.0004, 1) == "-0.0004"
+    assert signed(0.00004) == "+0.00004"
+    assert signed(-0.0) == signed(0.0) == "+0.000"
+    assert signed(-0.26, 1) == "-0.3" and signed(None) == "null"
 
 
 def test_a_priced_run_without_token_counts_says_its_equivalent_spend_is_unknown(engine):

@@ -1,4 +1,4 @@
-"""The Markdown summary: the sanitized report said in words.
+"""The Markdown summary: the sanitized report said in words (its paired differences in ``report.differences``).
 
 Rendered from the sanitized report dictionary only (never from the store), so
 it can show nothing the allowlist did not let through. Every sentence here is
@@ -12,7 +12,8 @@ from decimal import Decimal
 from collections.abc import Mapping
 from typing import Any
 
-from campaign.report import detectable, paired, stats
+from campaign.report import differences
+from campaign.report.words import num, or_reason
 from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.vocabulary import COUNTER_WORDS, PROVIDER_FAULT_WORDS
 
@@ -47,30 +48,6 @@ _FACTORS = {
 }
 
 
-def _num(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.{digits}f}"
-
-
-def _signed(value: Any, digits: int = 3) -> str:
-    """Signed, with more digits where ``digits`` would round a difference to zero: -0.0004
-    never reads as 0 (nor as "-0.0"), and only a true zero prints as one."""
-    if value is None:
-        return "null"
-    if value == 0:
-        return f"{0.0:+.{digits}f}"
-    text = f"{value:+.{digits}f}"
-    while float(text) == 0 and digits < 12:
-        digits += 1
-        text = f"{value:+.{digits}f}"
-    return text
-
-
 def _without_result(done: dict[str, Any]) -> str:
     """Trials without a result: never attempted, and (reports from this version on) attempted
     and paid for but left without a verdict, counted apart."""
@@ -100,10 +77,6 @@ def offline_ran(report: dict[str, Any]) -> bool:
 def _decision_words(report: dict[str, Any]) -> str:
     basis = report["decision"]["basis"]
     return "synthetic_route" if basis == "synthetic_figures" and not offline_ran(report) else basis
-
-
-def _or_reason(value: str, reason: Any) -> str:
-    return f"{value} ({reason})" if reason else value
 
 
 def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
@@ -177,13 +150,13 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
         "**Keep current defaults; keep the coding disclosure profile opt-in.** No profile is promoted by this report.",
         "",
         f"Basis: {_BASIS.get(_decision_words(report), decision['basis'])}.",
-        *_inconclusive(report),
+        *differences.inconclusive_lines(report),
         "Smaller tool schemas or lower schema-token estimates are not evidence of better coding outcomes and never justify promotion.",
     ]
 
     lines += _variant_section(report)
     lines += _faults_section(report)
-    lines += _difference_section(report, svg_name)
+    lines += differences.section(report, svg_name)
     lines += _missing_section(report)
     lines += [
         "",
@@ -194,7 +167,7 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     ]
     lines += _spend_lines(report)
     pricing = report["runtime_versions"]
-    lines.append(f"Pricing catalog digest: {_or_reason('`' + pricing['pricing_catalog_digest'] + '`' if pricing['pricing_catalog_digest'] else 'null', pricing['pricing_catalog_digest_reason'])}.")
+    lines.append(f"Pricing catalog digest: {or_reason('`' + pricing['pricing_catalog_digest'] + '`' if pricing['pricing_catalog_digest'] else 'null', pricing['pricing_catalog_digest_reason'])}.")
     lines += ["", "## Uncontrolled factors", ""]
     lines += [f"- {_FACTORS.get(f, f)}" for f in report["uncontrolled_factors"]]
     lines += _identity_section(report)
@@ -229,8 +202,8 @@ def _variant_section(report: dict[str, Any]) -> list[str]:
         if v["measured_spend_status"] == "partial":
             spend += " (partial)"
         row = (
-            f"| {v['variant']} | {v['attempts']} | {v['successes']} | {_or_reason(_num(v['success_rate']), v['success_rate_reason'])} "
-            f"| {v['interrupted_attempts']} | {spend} | {_num(v['spend_complete'])} | {_or_reason(_usd(v['cost_per_verified_success_usd']), v['cost_per_verified_success_reason'])} |"
+            f"| {v['variant']} | {v['attempts']} | {v['successes']} | {or_reason(num(v['success_rate']), v['success_rate_reason'])} "
+            f"| {v['interrupted_attempts']} | {spend} | {num(v['spend_complete'])} | {or_reason(_usd(v['cost_per_verified_success_usd']), v['cost_per_verified_success_reason'])} |"
         )
         if show_equivalent:
             if v["equivalent_spend_status"] == "mixed_price_bases":
@@ -347,103 +320,6 @@ def _faults_section(report: dict[str, Any]) -> list[str]:
         faults = ", ".join(f"{PROVIDER_FAULT_WORDS.get(k, k)} x{n}" for k, n in (r["by_fault"] or {}).items())
         lines.append(f"| {r['provider']} | {r['variant']} | {r['attempts']} | {faults} |")
     return lines
-
-
-_INTERVAL_REASONS = {
-    "between_task_spread_floored": "the task means varied less than their own pairs' spread allows, so that spread (pooled over the pairs within tasks, with its degrees of freedom) sets the width",
-    "no_spread_bounded": "every pair's difference is the same, so the interval is the share of pairs that could differ unseen in this many",
-}
-
-
-def _difference_section(report: dict[str, Any], svg_name: str | None) -> list[str]:
-    pd = report["paired_differences"]
-    boot = pd["bootstrap"]
-    lines = [
-        "",
-        "## Paired differences (coding minus baseline)",
-        "",
-        "Within each task the per-pair differences are averaged, then tasks are weighted equally. "
-        "The 95% interval is a t interval on the task means (tasks minus one degrees of freedom; never narrower than the pairs' own "
-        "spread within tasks allows), measured by simulation to cover at least 95% from 8 to 50 tasks; every decision below reads it. "
-        f"Beside it, the specification's percentile bootstrap over whole task clusters ({boot['resamples']} resamples, seed {boot['seed']})"
-        f"{_coverage_words(pd['verified_success']['tasks'])}. "
-        "The sign-flip p is the exact randomisation test of no effect on the task means. "
-        "A missing wall time drops only that pair's wall comparison.",
-    ]
-    if pd["exploratory"]:
-        lines.append(_exploratory_line(pd))
-    lines += [
-        "",
-        "| metric | estimate | 95% interval | bootstrap 95% (spec) | sign-flip p | tasks | pairs |",
-        "|---|---:|---|---|---:|---:|---:|",
-    ]
-    for key, label in (("verified_success", "verified success (rate)"), ("wall_seconds", "wall seconds")):
-        d = pd[key]
-        boot_d = d.get("bootstrap_percentile_95") or {}
-        lines.append(
-            f"| {label} | {_or_reason(_signed(d['estimate']), d['estimate_reason'])} | {_interval(d)} | {_interval(boot_d)} | "
-            f"{_num(d.get('sign_flip_p'))} | {d['tasks']} | {d['pairs']} |"
-        )
-    notes = [why for d in (pd["verified_success"], pd["wall_seconds"]) if (why := _reason_line(d))] + _disagreement(pd)
-    lines += ["", *notes] if notes else []
-    lines += ["", detectable.detectable_line(pd)]
-    if svg_name:
-        lines += ["", f"![Forest plot of paired differences per task]({svg_name})", "", f"The forest plot ([{svg_name}]({svg_name})) shows each task's mean difference and the overall estimate with its interval."]
-    if pd["per_task"]:
-        lines += ["", "| task | pairs | success difference | wall pairs | wall seconds difference |", "|---|---:|---:|---:|---:|"]
-        for t in pd["per_task"]:
-            lines.append(f"| {t['task']} | {t['pairs']} | {_signed(t['success_difference'])} | {t['wall_pairs']} | {_signed(t['wall_seconds_difference'], 1)} |")
-    return lines
-
-
-def _interval(d: Mapping[str, Any]) -> str:
-    if d.get("ci_low") is None:
-        return f"null ({d.get('interval_reason')})"
-    return f"[{_signed(d['ci_low'])}, {_signed(d['ci_high'])}]"
-
-
-def _reason_line(d: Mapping[str, Any]) -> str | None:
-    why = _INTERVAL_REASONS.get(d["interval_reason"]) if d["ci_low"] is not None else None
-    return f"The {d['metric'].replace('_', ' ')} interval: {why} ({d['interval_reason']})." if why else None
-
-
-def _coverage_words(tasks: int) -> str:
-    words = paired.percentile_coverage(tasks)
-    return f", which simulation measured to cover {words} of true effects at {tasks} task clusters" if words else ""
-
-
-def _disagreement(pd: Mapping[str, Any]) -> list[str]:
-    """One line where the headline and the spec's bootstrap disagree about excluding 0."""
-    out = []
-    for key in ("verified_success", "wall_seconds"):
-        d = pd[key]
-        boot = d.get("bootstrap_percentile_95") or {}
-        headline, spec = paired.excludes_zero(d["ci_low"], d["ci_high"]), paired.excludes_zero(boot.get("ci_low"), boot.get("ci_high"))
-        if headline != spec:
-            which = ("the t interval excludes zero and the bootstrap does not" if headline else "the bootstrap excludes zero and the t interval does not")
-            out.append(f"The two intervals of {key.replace('_', ' ')} disagree: {which}; the report reads the t interval.")
-    return out
-
-
-def wall_only_exploratory(pd: dict[str, Any]) -> bool:
-    """Only the wall comparison rests on few task clusters (missing wall times left it
-    fewer than verified success, which has enough): the banner must say which."""
-    return pd["exploratory"] and not stats.exploratory(pd["verified_success"]["tasks"])
-
-
-def _exploratory_line(pd: dict[str, Any]) -> str:
-    below = pd["exploratory_below_tasks"]
-    if not wall_only_exploratory(pd):
-        return f"**Exploratory:** fewer than {below} task clusters; not a statistically significant or global ranking."
-    return (
-        f"**Exploratory (wall seconds):** the wall-time comparison rests on {pd['wall_seconds']['tasks']} task clusters, fewer than {below}, "
-        f"so it is no statistically significant or global ranking; verified success rests on {pd['verified_success']['tasks']}."
-    )
-
-
-def _inconclusive(report: dict[str, Any]) -> list[str]:
-    sentence = detectable.inconclusive(report["paired_differences"])
-    return [f"Verified success is {sentence}."] if sentence else []
 
 
 def _missing_section(report: dict[str, Any]) -> list[str]:

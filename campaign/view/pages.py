@@ -18,7 +18,8 @@ from typing import Any
 from campaign.progress import format_spend
 from campaign.report import detectable
 from campaign.report.forest import render_svg
-from campaign.report.markdown import offline_ran, wall_only_exploratory, without_result_by_reason
+from campaign.report.differences import wall_only_exploratory
+from campaign.report.markdown import offline_ran, without_result_by_reason
 from campaign.view import model, trials
 from campaign.view.html import el, fmt, h, json_attr, text
 from campaign.view.model import Building, ProviderProgress, null_reason, unknown_of
