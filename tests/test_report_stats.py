@@ -232,15 +232,21 @@ def test_every_task_differing_alike_is_bounded_by_what_its_pairs_could_hide(engi
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(2, 60), st.integers(1, 8), st.integers(0, 2**63))
-def test_many_sets_at_once_get_the_interval_each_would_get_alone(n_clusters, sets, seed):
-    # The planner's batched form (one matrix product) is summarize's interval, column by column.
-    means = np.random.default_rng(seed % 1000).normal(size=(n_clusters, sets))
-    means[:, 0] = 0.25  # a set whose task means are all alike: no interval either way
-    low, high = stats.intervals(means, seed)
+@given(st.integers(2, 40), st.integers(1, 5), st.integers(1, 8), st.integers(0, 2**63))
+def test_many_campaigns_at_once_get_the_interval_each_would_get_alone(n_clusters, pairs, sets, seed):
+    # The planner's batched form (t_intervals over task means with each campaign's floor)
+    # is paired_interval, campaign by campaign; a campaign with no spread anywhere has no
+    # interval there (a report bounds it by its pair count instead).
+    draws = np.random.default_rng(seed % 1000).integers(-1, 2, size=(sets, n_clusters, pairs)).astype(np.float64)
+    draws[0] = 0.0
+    means = draws.mean(axis=2).T
+    squares = ((draws - draws.mean(axis=2, keepdims=True)) ** 2).sum(axis=(1, 2))
+    df = np.full(sets, n_clusters * (pairs - 1))
+    within = stats.Within(np.where(df > 0, squares / np.maximum(df, 1), 0.0) / pairs, df)
+    low, high = stats.t_intervals(means, within=within, bounds=(-1.0, 1.0))
     for j in range(sets):
-        alone = stats.summarize(means[:, j], seed, empty_reason="no_complete_pairs")
-        if alone.ci_low is None:
-            assert j == 0 and np.isnan(low[j]) and np.isnan(high[j])
+        alone = stats.paired_interval(list(draws[j]), seed, bounds=(-1.0, 1.0))
+        if alone.interval_reason in ("no_spread_bounded", "no_spread_between_tasks"):
+            assert np.isnan(low[j]) and np.isnan(high[j])
             continue
         assert low[j] == pytest.approx(alone.ci_low, abs=1e-12) and high[j] == pytest.approx(alone.ci_high, abs=1e-12)

@@ -2,7 +2,7 @@
 
 From a pilot (a finished paired run or campaign in the store) or from stated
 assumptions, ``planner.plan`` simulates future campaigns of 1, 2, ... repetitions,
-runs the report's own interval on each (``report.stats.intervals``), and forecasts
+runs the report's own interval on each (``report.stats.t_intervals``), and forecasts
 spend and wall time from the pilot's attempts::
 
     from campaign.power import forecast, pilot, planner

@@ -27,19 +27,10 @@ NOT_DETECTABLE = "not_detectable_at_this_size"
 
 @dataclass(frozen=True, eq=False)
 class Simulated:
-    """The intervals of ``sims`` simulated campaigns with no effect (one entry each).
-
-    ``tie``: half the step between two possible estimates of a real campaign (its pair
-    differences are whole numbers, so its estimate sits on a grid of one over its number
-    of pairs). A real
-    interval's end lands exactly on 0 often, and then it does not exclude 0; shifted
-    simulated ends sit off that grid, so an end within ``tie`` of 0 counts as on it
-    (a continuity correction: without it, power is overstated by the ties).
-    """
+    """The intervals of ``sims`` simulated campaigns with no effect (one entry each)."""
 
     low: np.ndarray
     high: np.ndarray
-    tie: float = 0.0
 
     @property
     def sims(self) -> int:
@@ -55,20 +46,20 @@ class Simulated:
         """The share of campaigns whose interval excludes 0 when the true effect is ``effect``
         (at 0: the false-positive rate). A campaign without an interval (NaN: its task
         means all alike) excludes nothing."""
-        return float(np.mean((self.low + effect > self.tie) | (self.high + effect < -self.tie)))
+        return float(np.mean((self.low + effect > 0) | (self.high + effect < 0)))
 
     def detectable(self, power: float) -> float:
         """The smallest effect, either way, whose interval excludes 0 on its own side in at
         least ``power`` of the campaigns: the minimum detectable effect.
 
-        An improvement ``e`` is seen when ``low + e > tie``, so it is the ``power``-quantile
-        of ``tie - low`` (as order statistics: no interpolation); a regression likewise of
-        ``high + tie``. The larger of the two is reported, so it holds in both directions.
+        An improvement ``e`` is seen when ``low + e > 0``, so it is the ``power``-quantile
+        of ``-low`` (as order statistics: no interpolation); a regression likewise of
+        ``high``. The larger of the two is reported, so it holds in both directions.
         """
         k = max(1, math.ceil(power * self.sims - 1e-9))
         # NaN (no interval) sorts last: with fewer than k intervals no effect is detected.
-        up = float(np.sort(self.tie - self.low)[k - 1])
-        down = float(np.sort(self.high + self.tie)[k - 1])
+        up = float(np.sort(-self.low)[k - 1])
+        down = float(np.sort(self.high)[k - 1])
         return math.inf if math.isnan(up) or math.isnan(down) else max(0.0, up, down)
 
     def bounded_detectable(self, power: float) -> tuple[float | None, str | None]:

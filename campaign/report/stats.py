@@ -44,7 +44,6 @@ global ranking.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -237,38 +236,6 @@ def percentile_bounds(replicates: np.ndarray, confidence: float = CONFIDENCE) ->
     """The percentile interval's two ends, taken along the last axis of the replicates."""
     tail = (1.0 - confidence) / 2.0
     return np.quantile(replicates, [tail, 1.0 - tail], axis=-1)
-
-
-def intervals(cluster_means: np.ndarray, seed: int, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
-    """``summarize``'s interval for many sets of cluster means at once: one set per column
-    of the ``n_clusters x sets`` matrix; returns (lows, highs), one per set.
-
-    The same resample matrix (``resample_indices`` of the seed) and the same percentile
-    rule, so each column gets the interval its own report would print (equal to
-    floating-point rounding: counting how often each cluster was drawn turns the
-    gather into one matrix product, which is what lets the planner afford a thousand
-    simulated campaigns of 500 tasks). A set whose means are all the same has no
-    interval there either: NaN at both ends, which excludes nothing.
-    """
-    means = np.asarray(cluster_means, dtype=np.float64)
-    n = means.shape[0]
-    # One row of replicates per set, so the quantile partitions contiguous rows.
-    low, high = percentile_bounds(means.T @ _drawn_counts(n, seed, resamples) / n, confidence)
-    flat = np.ptp(means, axis=0) <= _SAME
-    low[flat], high[flat] = np.nan, np.nan
-    return low, high
-
-
-@functools.lru_cache(maxsize=2)
-def _drawn_counts(n_clusters: int, seed: int, resamples: int) -> np.ndarray:
-    """``n_clusters x resamples``: how often each cluster is drawn in each replicate of
-    ``resample_indices`` (cached read-only: a plan asks for it once per row of its table;
-    two entries, 8 MB each at 500 clusters, so a long-running view holds little)."""
-    idx = resample_indices(n_clusters, seed, resamples)
-    flat = (idx * resamples + np.arange(resamples)[:, None]).ravel()
-    counts = np.bincount(flat, minlength=n_clusters * resamples).reshape(n_clusters, resamples).astype(np.float64)
-    counts.flags.writeable = False
-    return counts
 
 
 def exploratory(n_clusters: int) -> bool:
