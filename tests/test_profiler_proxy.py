@@ -214,6 +214,53 @@ def test_each_provider_fault_is_recorded_with_its_billing(upstream, proxy_for, m
     assert faults.billing(record) == billing, record
 
 
+@pytest.fixture
+def replay_server(tmp_path):
+    """``campaign replay-server`` with faults, as a real process on a port the OS picked."""
+    started: list[subprocess.Popen] = []
+
+    def start(*fault_specs: str) -> str:
+        argv = [sys.executable, "-m", "campaign", "replay-server", "--port", "0", *(f"--fault={f}" for f in fault_specs)]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=open(tmp_path / "replay.err", "wb"), text=True)
+        started.append(proc)
+        line = proc.stdout.readline()  # blocks until the server announces itself (or dies)
+        match = re.match(r"replay listening on (127\.0\.0\.1:\d+)", line)
+        assert match, (line, (tmp_path / "replay.err").read_text())
+        return f"http://{match.group(1)}"
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait(10)
+
+
+# Each error the replay server injects, in the wire format a client of that kind speaks.
+# The end-to-end fault tests (tests/test_provider_faults.py) run one real client per way of
+# reacting to a fault; this joins every injected fault to its recorded kind, client-free.
+REPLAY_FAULTS = [
+    ("http-429", "/v1/messages", 429, "http_429"),
+    ("http-529", "/v1/messages", 529, "http_529"),
+    ("http-500", "/v1/messages", 500, "http_5xx"),
+    ("http-429", "/v1/responses", 429, "http_429"),
+    ("http-500", "/v1/responses", 500, "http_5xx"),
+    ("error-200", "/v1/chat/completions", 200, "http_5xx"),
+]
+
+
+@pytest.mark.parametrize(("fault", "path", "status", "kind"), REPLAY_FAULTS)
+def test_a_replay_servers_fault_then_health_is_recorded_as_its_kind(replay_server, proxy_for, fault, path, status, kind):
+    proxy = proxy_for(replay_server(f"{fault}:1"))
+    assert post(proxy.url, path, body_for(path, False))[0] == status
+    assert post(proxy.url, path, body_for(path, False))[0] == 200  # then healthy
+    assert proxy.stop() == 0
+    faulted, healthy = read_capture(proxy.capture).model_requests
+    assert faults.request_fault(faulted) == kind and faults.request_fault(healthy) is None, (faulted, healthy)
+    # An HTTP error without usage was not billed; a 200 that is only an error may have been.
+    assert faults.billing(faulted) == ("unseen" if status == 200 else "unbilled"), faulted
+    summary = summarize(read_capture(proxy.capture))
+    assert {k: n for k, n in summary.diagnostics["provider_faults"].items() if n} == {kind: 1} and summary.ending_fault is None
+
+
 def test_a_cut_stream_keeps_the_input_the_wire_saw(upstream, proxy_for):
     proxy = proxy_for(upstream.url)
     _, record = _faulted(proxy, "cut")
