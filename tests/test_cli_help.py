@@ -176,3 +176,16 @@ def test_everyday_commands_start_without_the_runner_the_store_or_the_statistics(
     imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "click" in imported  # -X importtime did report
     assert sorted(m for m in imported if any(m == heavy or m.startswith(heavy + ".") for heavy in HEAVY_AT_START)) == []
+
+
+def test_a_worker_starts_without_the_report_builder():
+    """A `campaign worker` (one per provider in every parallel campaign) claims and runs
+    attempts and writes no report: it checks where the report goes, but imports neither the
+    report builder nor numpy, which cost it a fifth of its start-up."""
+    import subprocess
+    import sys
+
+    heavy = ("numpy", "campaign.report.build", "campaign.report.export", "campaign.report.stats")
+    code = f"import sys\nimport campaign.cli.worker\nprint(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr

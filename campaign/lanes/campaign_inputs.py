@@ -29,7 +29,7 @@ from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, bound_catalog_format, 
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.canonical import spec_digest
 from campaign.providers import REPLAY, Catalog, Provider, load_catalog, resolve_providers
-from campaign.report.export import check_report_output
+from campaign.report.outputs import check_report_output
 from campaign.schedule import build_schedule
 from campaign.store import STORE_NAME, repository
 from campaign.store.migrate import open_store

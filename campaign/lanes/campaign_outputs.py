@@ -18,7 +18,7 @@ from campaign.lanes import worker
 from campaign.lanes.breaker import Halt
 from campaign.lanes.campaign_inputs import CampaignInputs, report_outputs
 from campaign.progress import UNDER_OTHER_CAP, Progress, ProviderPlan, SpentBefore, TrialsNotAttempted
-from campaign.report import write_report
+from campaign import report  # its builder is imported when a report is written, not by every worker
 from campaign.store import leases, repository
 from campaign.store.engine import describe
 from sqlalchemy import Engine
@@ -147,7 +147,7 @@ def write_reports(engine: Engine, campaign_id: int, inputs: CampaignInputs) -> t
         return ()
     inputs.output_dir.mkdir(parents=True, exist_ok=True)
     overall, *each = report_outputs(inputs.output_dir, [p.name for p in inputs.providers])
-    written = [write_report(engine, campaign_id, overall).json]
+    written = [report.write_report(engine, campaign_id, overall).json]
     for provider, output in zip(inputs.providers, each):
-        written.append(write_report(engine, campaign_id, output, provider=provider.name).json)
+        written.append(report.write_report(engine, campaign_id, output, provider=provider.name).json)
     return tuple(written)

@@ -33,7 +33,7 @@ from campaign.lanes.options import CodingOptions
 from campaign.lanes.paired_plan import compute_experiment, schedule_for, validate
 from campaign.profiler.wire import bound_catalog_format
 from campaign.plan import read_json_object
-from campaign.report.export import check_report_output
+from campaign.report.outputs import check_report_output
 from campaign.lanes.spend_watch import ceiling_line
 from campaign.spend import budget_allows_next, dollars, spend_stop
 from campaign.store import repository

@@ -12,10 +12,24 @@ campaign and the campaigns it continues) pass ``campaign verify``.
 (``UnverifiedStore``) unless ``allow_unverified=True``.
 """
 
-from campaign.report.export import Written, check_allowlisted, export_report, render, write_report
-from campaign.report.integrity import Integrity, UnverifiedStore
-from campaign.report.integrity import check as check_integrity
-from campaign.report.build import PlanOnlyArtifact, build_report, is_plan_only, resolve_campaign
+import importlib
+from typing import Any
+
+# Imported on first use (PEP 562): a module that needs one small part of the report
+# (``report.outputs``, to check where a report goes) must not pay for the builder and numpy.
+_HOMES = {
+    "Written": "export", "check_allowlisted": "export", "export_report": "export", "render": "export", "write_report": "export",
+    "Integrity": "integrity", "UnverifiedStore": "integrity", "check_integrity": "integrity",
+    "PlanOnlyArtifact": "build", "build_report": "build", "is_plan_only": "build", "resolve_campaign": "build",
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'campaign.report' has no attribute {name!r}")
+    module = importlib.import_module(f"campaign.report.{_HOMES[name]}")
+    return getattr(module, "check" if name == "check_integrity" else name)
+
 
 __all__ = [
     "Integrity",

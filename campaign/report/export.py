@@ -22,11 +22,12 @@ import orjson
 from sqlalchemy import Engine
 
 from campaign.bulk import collector_paused
-from campaign.errors import CampaignError, UsageProblem
+from campaign.errors import CampaignError
 from campaign.report.forest import render_svg
 from campaign.report.build import KIND, build_report, resolve_campaign
 from campaign.report.markdown import render_markdown
 from campaign.report.allowlist import is_allowlisted
+from campaign.report.outputs import check_report_output, replaceable
 from campaign.report.schema import REPORT_SCHEMA
 
 
@@ -111,7 +112,7 @@ def export_report(engine: Engine, campaign_id: int | None, output_dir: Path, *, 
     """`campaign export`: the sanitized pair (and plot) for sharing, under fixed names in OUTPUT_DIR."""
     campaign = resolve_campaign(engine, campaign_id)
     base = Path(output_dir) / f"campaign-{campaign.id}-{KIND}"
-    _replaceable((base.with_suffix(".json"), base.with_suffix(".md"), base.with_suffix(".svg")), "--output-dir")
+    replaceable((base.with_suffix(".json"), base.with_suffix(".md"), base.with_suffix(".svg")), "--output-dir")
     with collector_paused():
         return _export(build_report(engine, campaign.id, require_verified=not allow_unverified), base)
 
@@ -119,22 +120,6 @@ def export_report(engine: Engine, campaign_id: int | None, output_dir: Path, *, 
 def _export(report: dict[str, Any], base: Path) -> Written:
     check_allowlisted(report)
     return _write(report, base.with_suffix(".json"), base.with_suffix(".md"), base.with_suffix(".svg"))
-
-
-def check_report_output(output: Path, option: str) -> None:
-    """OUTPUT.json and the .md and .svg written beside it can be written: a lane that ends
-    in a report checks this before its first trial, not after paying for all of them."""
-    if output.suffix != ".json":
-        raise UsageProblem(f"{output.name} should end in .json (the Markdown and SVG are written beside it)", option=option)
-    _replaceable((output, output.with_suffix(".md"), output.with_suffix(".svg")), option)
-
-
-def _replaceable(paths: Iterable[Path], option: str) -> None:
-    """Each file the command writes is new or a file it may replace: a directory (or a
-    FIFO, a device) there is refused before anything is built or written."""
-    for path in paths:
-        if path.exists() and not path.is_file():
-            raise UsageProblem(f"{path} is there and is not a file the report can replace; move it, or write the report elsewhere", option=option)
 
 
 def check_allowlisted(report: dict[str, Any]) -> None:
