@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from campaign.schedule import build_schedule
 from campaign.benchmark.checks import CHECKS_ENV
+from campaign.lanes.probe_cache import ENV as PROBE_CACHE_ENV
 from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
 from campaign.store.migrate import upgrade_engine
@@ -76,6 +77,20 @@ def task_checks(tmp_path_factory, monkeypatch) -> Path:
     where = tmp_path_factory.mktemp("task-checks")
     monkeypatch.setenv(CHECKS_ENV, str(where))
     return where
+
+
+@pytest.fixture(scope="session")
+def probe_cache_dir(request, tmp_path_factory) -> Path:
+    """One store of wire-probe measurements for the whole run, shared by the xdist workers:
+    dozens of campaigns probe the same five clients (campaign.lanes.probe_cache)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if hasattr(request.config, "workerinput") else base) / "probe-cache"
+
+
+@pytest.fixture(autouse=True)
+def probe_cache(probe_cache_dir, monkeypatch) -> Path:
+    monkeypatch.setenv(PROBE_CACHE_ENV, str(probe_cache_dir))
+    return probe_cache_dir
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ apply a treatment and is refused.
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -29,6 +30,7 @@ from campaign.config import parse_base_config, render_variant
 from campaign.errors import CampaignError, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.attempt import AttemptPlan, run_attempt
+from campaign.lanes.probe_cache import ProbeCache
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, CATALOG_DIGEST_KEYS
 from campaign.providers import REPLAY, load_catalog, provider_for_route
@@ -57,7 +59,13 @@ def probe_catalogs(
 ) -> dict[str, list[str]]:
     """{variant: sorted catalog digests the client sent, in ``catalog_format``} from one
     replayed run per variant."""
-    measured = measure(profile, model=model, task=task, route=route, runner_python=runner_python, timeout_s=timeout_s)
+    cache = ProbeCache.from_environ(os.environ)
+    key = cache.key(profile, model=model, task=task, runner_python=runner_python, environ=os.environ) if cache else ""
+    measured = cache.load(key) if cache else None
+    if measured is None:
+        measured = measure(profile, model=model, task=task, route=route, runner_python=runner_python, timeout_s=timeout_s)
+        if cache:
+            cache.store(key, measured)
     found = {variant: sorted(m[CATALOG_DIGEST_KEYS[catalog_format]]) for variant, m in measured.items()}
     if set(found.get("baseline", [])) & set(found.get("coding", [])):
         raise UsageProblem(
