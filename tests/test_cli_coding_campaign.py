@@ -21,6 +21,7 @@ from campaign import benchmark
 from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
 from helpers.catalogs import offline_copies
+from helpers.procs import open_in_this_process
 from helpers.profiles import blind_profile
 from workspace import run
 
@@ -120,6 +121,9 @@ def test_without_live_it_says_what_live_would_do_with_the_store_there(tmp_path):
     # It printed "would run 4 trials" over a complete campaign, and over one --live refuses.
     out = tmp_path / "out"
     assert run(base(out, "--live")).exit_code == 0
+    # The run closed the store: a connection left for the collector to close would
+    # checkpoint SQLite's WAL into the file at some later moment, under the previews below.
+    assert open_in_this_process(out / "campaign.db") == []
     # SQLite's shared-memory index (-shm) is not the store: a reader may touch it.
     before = {p.name: p.read_bytes() for p in out.iterdir() if not p.name.endswith("-shm")}
     resumed = run(base(out, "--resume"))

@@ -28,6 +28,7 @@ from campaign.canonical import spec_digest
 from campaign.agents.record import AgentRecord
 from campaign.approval import Approval
 from campaign.store.limits import SpendLimits
+from helpers.procs import open_in_this_process
 from workspace import Workspace, run
 
 CRED = "OFFLINE_TEST_API_KEY"
@@ -99,6 +100,7 @@ def test_approved_run_follows_the_schedule_and_writes_the_report(ws: Workspace):
     plan, digest = approve(ws, agent)
     result, report = go_live(ws, agent, plan, digest)
     assert result.exit_code == 0, result.output
+    assert open_in_this_process(ws.db_path) == []  # closed by the run, not by the collector later
     ((cid, state, stop, live, approved),) = live_campaign(ws)
     assert (state, stop, live, approved) == ("completed", None, 1, digest)
     order = rows(ws, f"SELECT t.position FROM attempts a JOIN trials t ON t.id = a.trial_pk WHERE a.campaign_id = {cid} ORDER BY a.seq")

@@ -43,6 +43,12 @@ def probe(profile: Path, model: str = "replay:scripted") -> dict[str, list[str]]
     return probe_catalogs(load_profile(str(profile)), model=model, task=benchmark.get_task(TASK), route=route, runner_python=sys.executable)
 
 
+def key(profile: Path, model: str = "replay:scripted", task: str = TASK) -> str:
+    cache = ProbeCache.from_environ(os.environ)
+    assert cache is not None
+    return cache.key(load_profile(str(profile)), model=model, task=benchmark.get_task(task), runner_python=sys.executable, environ=os.environ)
+
+
 def runs(profile: Path) -> int:
     log = profile.parent / "runs.log"
     return log.read_text().count("run") if log.exists() else 0
@@ -53,37 +59,38 @@ def test_the_same_probe_again_is_read_back_without_running_the_client(counted):
     assert runs(counted) == 2 and first["baseline"] != first["coding"]
     assert probe(counted) == first and runs(counted) == 2
     (entry,) = (counted.parent / "cache").glob("*.json")
+    assert entry.name == f"{key(counted)}.json"
     assert set(json.loads(entry.read_text())["measured"]) == {"baseline", "coding"}
 
 
-def test_another_model_profile_or_client_is_probed_afresh(counted):
-    first = probe(counted)
-    assert probe(counted, model="replay:another") == first and runs(counted) == 4
+def test_another_model_task_profile_client_or_path_is_another_key(counted, monkeypatch):
+    keys = [key(counted), key(counted, model="replay:another"), key(counted, task="invoice-rounding")]
     counted.write_text(counted.read_text().replace("Offline synthetic agent", "The offline agent"))
-    probe(counted)
-    assert runs(counted) == 6
+    keys.append(key(counted))
     version = counted.parent / "bin" / "offline-version"
     version.write_text(version.read_text() + "# rebuilt, same version\n")
-    probe(counted)
-    assert runs(counted) == 8
+    keys.append(key(counted))
     version.write_text("#!/bin/sh\necho 'offline 1.0.1'\n")
-    probe(counted)
-    assert runs(counted) == 10
-    assert len(list((counted.parent / "cache").glob("*.json"))) == 5
+    keys.append(key(counted))
+    monkeypatch.setenv("PATH", os.environ["PATH"] + os.pathsep + str(counted.parent))
+    keys.append(key(counted))
+    assert len(set(keys)) == len(keys)
+    assert key(counted) == keys[-1]  # ... and the same inputs, the same key
 
 
-def test_an_entry_that_does_not_read_back_is_probed_again_and_replaced(counted):
-    first = probe(counted)
-    (entry,) = (counted.parent / "cache").glob("*.json")
-    for broken in ("{not json", json.dumps({"format": 1, "measured": {"baseline": "x"}}), json.dumps({"format": 0, "measured": {}})):
-        entry.write_text(broken)
-        assert probe(counted) == first
-    assert runs(counted) == 8 and json.loads(entry.read_text())["format"] == 1
+@pytest.mark.parametrize("broken", ["{not json", json.dumps({"format": 1, "measured": {"baseline": "x"}}), json.dumps({"format": 0, "measured": {}}), "[]"])
+def test_an_entry_that_does_not_read_back_is_a_miss(tmp_path, broken):
+    cache = ProbeCache(tmp_path / "cache")
+    measured = {"baseline": {"catalog_digests": ["a" * 64]}, "coding": {"catalog_digests": ["b" * 64]}}
+    cache.store("k", measured)
+    assert cache.load("k") == measured and cache.load("other") is None
+    (tmp_path / "cache" / "k.json").write_text(broken)
+    assert cache.load("k") is None
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == ["k.json"]  # no temporary left behind
 
 
-def test_unset_every_probe_runs_and_nothing_is_kept(counted, monkeypatch):
+def test_unset_the_probe_runs_and_nothing_is_kept(counted, monkeypatch):
     monkeypatch.delenv(ENV)
     assert ProbeCache.from_environ(os.environ) is None
     probe(counted)
-    probe(counted)
-    assert runs(counted) == 4 and not (counted.parent / "cache").exists()
+    assert runs(counted) == 2 and not (counted.parent / "cache").exists()

@@ -109,6 +109,26 @@ def run(
 
     with critical():  # a first run's migration is never cut short
         engine = open_store(inputs.db)
+    try:
+        return _run_on(engine, opts, inputs, current, schedule, limits=limits, stream=stream, timer=timer)
+    finally:
+        # Closed here, not whenever the collector gets to it: the last connection to close
+        # checkpoints SQLite's WAL into the store file, and that must not happen later,
+        # under whatever reads the store next (a preview that promises to write nothing).
+        engine.dispose()
+
+
+def _run_on(
+    engine: Engine,
+    opts: opt.CodingOptions,
+    inputs: CampaignInputs,
+    current: dict,
+    schedule: Sequence[ScheduledTrial],
+    *,
+    limits: SpendLimits | None,
+    stream: TextIO | None,
+    timer: Callable[[], float],
+) -> CampaignResult:
     proc = ProcFS()
     me = my_identity(proc)
     existing = repository.latest_campaign(engine, kind="campaign")

@@ -75,50 +75,53 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
         raise UsageProblem(f"{opts.output} is a directory; give a file path", option="--output")
 
     engine = open_store(db)
-    trials = single_run([t.name for t in tasks])
-    experiment = {"kind": "nonpaired", "agent": profile.name, "model": model, "tasks": [t.name for t in tasks], "timeout": timeout}
-    suite = selection.identity()
-    if suite is not None:  # only then, so runs of the built-in tasks keep their identity
-        experiment["task_suite"] = suite
-    campaign_id = repository.create_campaign(
-        engine,
-        repository.NewCampaign(kind="nonpaired", state="running", live=profile.paid, agent=profile.name, seed=0, experiment=experiment),
-        trials,
-        model=model,
-        default_provider=model.partition(":")[0],
-    )
-    stop_reason = None
-    engine_error: str | None = None
-    passed = attempted = 0
-    started = timer()
-    for line in selection.lines():
-        progress(line)
     try:
-        with interruptible():
-            for index, trial in enumerate(repository.trials_in_order(engine, campaign_id), start=1):
-                if stop_reason is not None:
-                    break
-                if not repository.admit_trial(engine, trial.id):
-                    continue
-                plan = AttemptPlan(task=selection.task(trial.task), profile=profile, model=model, seed=0, timeout_s=timeout, credential_names=credentials, launcher=str(launcher) if launcher else None, failure_dir=opts.failure_dir, wire=wire)
-                result = run_attempt(engine, trial, plan)
-                attempted += 1
-                passed += result.outcome == "passed"
-                stop_reason = result.stop_reason
-                engine_error = result.error or engine_error
-                wall = "?" if result.wall_seconds is None else f"{result.wall_seconds:.1f}s"
-                progress(f"[{index}/{len(trials)}] {trial.task}: {result.outcome}{'' if result.failure_class is None else ' (' + result.failure_class + ')'} wall {wall}, elapsed {timer() - started:.0f}s")
-        if stop_reason is None and any(t.status == "scheduled" for t in repository.trials_in_order(engine, campaign_id)):
-            # A trial the provider ended has no result, and this diagnostic lane runs each task once.
-            stop_reason = "provider_unavailable"
-        repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
-    except Interrupted:
-        with critical():
-            repository.close_campaign(engine, campaign_id, "interrupted", state="interrupted")
-            write_report(engine, campaign_id, output)
-        raise
-    write_report(engine, campaign_id, output)
-    return NonpairedResult(campaign_id, output, describe(engine.url), attempted, passed, stop_reason, engine_error)
+        trials = single_run([t.name for t in tasks])
+        experiment = {"kind": "nonpaired", "agent": profile.name, "model": model, "tasks": [t.name for t in tasks], "timeout": timeout}
+        suite = selection.identity()
+        if suite is not None:  # only then, so runs of the built-in tasks keep their identity
+            experiment["task_suite"] = suite
+        campaign_id = repository.create_campaign(
+            engine,
+            repository.NewCampaign(kind="nonpaired", state="running", live=profile.paid, agent=profile.name, seed=0, experiment=experiment),
+            trials,
+            model=model,
+            default_provider=model.partition(":")[0],
+        )
+        stop_reason = None
+        engine_error: str | None = None
+        passed = attempted = 0
+        started = timer()
+        for line in selection.lines():
+            progress(line)
+        try:
+            with interruptible():
+                for index, trial in enumerate(repository.trials_in_order(engine, campaign_id), start=1):
+                    if stop_reason is not None:
+                        break
+                    if not repository.admit_trial(engine, trial.id):
+                        continue
+                    plan = AttemptPlan(task=selection.task(trial.task), profile=profile, model=model, seed=0, timeout_s=timeout, credential_names=credentials, launcher=str(launcher) if launcher else None, failure_dir=opts.failure_dir, wire=wire)
+                    result = run_attempt(engine, trial, plan)
+                    attempted += 1
+                    passed += result.outcome == "passed"
+                    stop_reason = result.stop_reason
+                    engine_error = result.error or engine_error
+                    wall = "?" if result.wall_seconds is None else f"{result.wall_seconds:.1f}s"
+                    progress(f"[{index}/{len(trials)}] {trial.task}: {result.outcome}{'' if result.failure_class is None else ' (' + result.failure_class + ')'} wall {wall}, elapsed {timer() - started:.0f}s")
+            if stop_reason is None and any(t.status == "scheduled" for t in repository.trials_in_order(engine, campaign_id)):
+                # A trial the provider ended has no result, and this diagnostic lane runs each task once.
+                stop_reason = "provider_unavailable"
+            repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
+        except Interrupted:
+            with critical():
+                repository.close_campaign(engine, campaign_id, "interrupted", state="interrupted")
+                write_report(engine, campaign_id, output)
+            raise
+        write_report(engine, campaign_id, output)
+        return NonpairedResult(campaign_id, output, describe(engine.url), attempted, passed, stop_reason, engine_error)
+    finally:
+        engine.dispose()  # now, not whenever the collector gets to it (see multi_provider.run)
 
 
 def _credentials(profile: AgentProfile, provider: Provider | None) -> tuple[str, ...]:

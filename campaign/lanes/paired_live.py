@@ -140,115 +140,117 @@ def run(
     approval = authorize(plan, opts.approve_plan_digest or "", len(schedule), environ, experiment.as_dict())
 
     engine = open_store(db)
-    used = repository.approval_use(engine, approval.plan_digest)
-    refusal = approval_left(used, approval)
-    if refusal is not None:
-        engine.dispose()
-        raise UsageProblem(refusal, option="--approve-plan-digest")
-    if used.campaign_ids:
-        progress(approval_line(used, approval))
-    started = timer()
-    deadline = started + inputs.run_timeout
-    campaign_id = repository.create_campaign(
-        engine,
-        repository.NewCampaign(
-            kind="paired",
-            state="running",
-            live=True,
-            agent=experiment.agent,
-            seed=experiment.seed,
-            experiment=experiment.as_dict(),
-            plan_digest=approval.plan_digest,
-            approved_plan_digest=approval.plan_digest,
-            deadline_at=repository.utcnow() + dt.timedelta(seconds=inputs.run_timeout),
-        ),
-        schedule,
-        model=experiment.model,
-        default_provider=inputs.model.provider,
-    )
-    repository.set_campaign_state(engine, campaign_id, expected=("running",), state="running")
-    repository.record_spend_limits(engine, campaign_id, approval.limits)
-    configs = {v.variant: v.text for v in inputs.variants}
-    provider = inputs.model.provider
-    for line in inputs.selection.lines():
-        progress(line)
-    breaker = Breaker()
-    stop_reason: str | None = None
-    engine_error: str | None = None
-    attempted = passed = 0
     try:
-        with interruptible():
-            # Passes over the schedule: a trial the provider ended runs again in a later pass
-            # (no verdict was given), until its bound of fault attempts or a stop.
-            ran = True
-            while ran and stop_reason is None:
-                ran = False
-                for trial in [t for t in repository.trials_in_order(engine, campaign_id) if t.status == "scheduled"]:
-                    # This campaign's attempts and those of every other run of the same approval.
-                    used = repository.approval_use(engine, approval.plan_digest)
-                    stop_reason = gate(
-                        stop_reason=stop_reason or ("spend_incomplete" if used.unknown else None),
-                        now=timer(),
-                        deadline=deadline,
-                        attempted=used.attempts,
-                        approval=approval,
-                        measured=used.spent_usd,
-                    )
-                    if stop_reason is None and breaker.check(provider, inputs.wire.upstream if inputs.wire else None):
-                        stop_reason = "provider_unavailable"
-                    if stop_reason is not None:
-                        break
-                    if repository.fault_attempts(engine, [campaign_id], trial.trial_id) >= MAX_FAULT_ATTEMPTS:
-                        repository.mark_not_attempted(engine, trial.id, "fault_attempts_exhausted")
-                        continue
-                    if not repository.admit_trial(engine, trial.id):
-                        continue
-                    attempt = AttemptPlan(
-                        task=inputs.selection.task(trial.task),
-                        profile=inputs.profile,
-                        model=experiment.model,
-                        seed=experiment.seed,
-                        timeout_s=float(inputs.timeout),
-                        variant=trial.variant,
-                        config_text=configs[trial.variant],
-                        credential_names=approval.credential_env,
-                        launcher=str(inputs.launcher) if inputs.launcher else None,
-                        failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
-                        wire=inputs.wire,
-                        expected_catalogs=experiment.wire_catalogs,
-                        catalog_format=catalog_format,
-                        provider=inputs.provider,
-                    )
-                    result = run_attempt(engine, trial, attempt, timer=timer, runtime_deadline=deadline, spend_ceiling_usd=approval.limits.per_attempt_ceiling_usd)
-                    attempted += 1
-                    ran = True
-                    passed += result.outcome == "passed"
-                    engine_error = result.error or engine_error
-                    halted = breaker.record(provider, result.outcome, result.provider_faults)
-                    stop_reason = after_attempt(result, approval) or ("provider_unavailable" if halted else None)
-                    if line := ceiling_line(trial, result, approval.limits):
-                        progress(line)
-                    progress(
-                        f"[{trial.position + 1}/{len(schedule)}] {trial.trial_id}: {result.outcome}"
-                        f"{'' if result.failure_class in (None, result.outcome) else ' (' + result.failure_class + ')'}"
-                        f", spend {_spend_text(engine, campaign_id)}/{approval.limits.max_spend_usd} USD"
-                    )
-        if stop_reason is None:  # trials whose fault attempts ran out stop the run's completion too
-            stop_reason = next((t.not_attempted_reason for t in repository.trials_in_order(engine, campaign_id) if t.status == "not_attempted"), None)
-        repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
-    except Interrupted:
-        with critical():
-            repository.close_campaign(engine, campaign_id, "interrupted", state="interrupted")
-            if write_output is not None:
-                write_output(engine, campaign_id, inputs.output)
-        raise
-    if write_output is not None:
-        write_output(engine, campaign_id, inputs.output)
-    left = sum(t.status != "finished" for t in repository.trials_in_order(engine, campaign_id))
-    return LiveResult(
-        campaign_id, inputs.output, describe(engine.url), len(schedule), attempted, passed, stop_reason,
-        left=left, halts=tuple(breaker.halted.values()), engine_error=engine_error,
-    )
+        used = repository.approval_use(engine, approval.plan_digest)
+        refusal = approval_left(used, approval)
+        if refusal is not None:
+            raise UsageProblem(refusal, option="--approve-plan-digest")
+        if used.campaign_ids:
+            progress(approval_line(used, approval))
+        started = timer()
+        deadline = started + inputs.run_timeout
+        campaign_id = repository.create_campaign(
+            engine,
+            repository.NewCampaign(
+                kind="paired",
+                state="running",
+                live=True,
+                agent=experiment.agent,
+                seed=experiment.seed,
+                experiment=experiment.as_dict(),
+                plan_digest=approval.plan_digest,
+                approved_plan_digest=approval.plan_digest,
+                deadline_at=repository.utcnow() + dt.timedelta(seconds=inputs.run_timeout),
+            ),
+            schedule,
+            model=experiment.model,
+            default_provider=inputs.model.provider,
+        )
+        repository.set_campaign_state(engine, campaign_id, expected=("running",), state="running")
+        repository.record_spend_limits(engine, campaign_id, approval.limits)
+        configs = {v.variant: v.text for v in inputs.variants}
+        provider = inputs.model.provider
+        for line in inputs.selection.lines():
+            progress(line)
+        breaker = Breaker()
+        stop_reason: str | None = None
+        engine_error: str | None = None
+        attempted = passed = 0
+        try:
+            with interruptible():
+                # Passes over the schedule: a trial the provider ended runs again in a later pass
+                # (no verdict was given), until its bound of fault attempts or a stop.
+                ran = True
+                while ran and stop_reason is None:
+                    ran = False
+                    for trial in [t for t in repository.trials_in_order(engine, campaign_id) if t.status == "scheduled"]:
+                        # This campaign's attempts and those of every other run of the same approval.
+                        used = repository.approval_use(engine, approval.plan_digest)
+                        stop_reason = gate(
+                            stop_reason=stop_reason or ("spend_incomplete" if used.unknown else None),
+                            now=timer(),
+                            deadline=deadline,
+                            attempted=used.attempts,
+                            approval=approval,
+                            measured=used.spent_usd,
+                        )
+                        if stop_reason is None and breaker.check(provider, inputs.wire.upstream if inputs.wire else None):
+                            stop_reason = "provider_unavailable"
+                        if stop_reason is not None:
+                            break
+                        if repository.fault_attempts(engine, [campaign_id], trial.trial_id) >= MAX_FAULT_ATTEMPTS:
+                            repository.mark_not_attempted(engine, trial.id, "fault_attempts_exhausted")
+                            continue
+                        if not repository.admit_trial(engine, trial.id):
+                            continue
+                        attempt = AttemptPlan(
+                            task=inputs.selection.task(trial.task),
+                            profile=inputs.profile,
+                            model=experiment.model,
+                            seed=experiment.seed,
+                            timeout_s=float(inputs.timeout),
+                            variant=trial.variant,
+                            config_text=configs[trial.variant],
+                            credential_names=approval.credential_env,
+                            launcher=str(inputs.launcher) if inputs.launcher else None,
+                            failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
+                            wire=inputs.wire,
+                            expected_catalogs=experiment.wire_catalogs,
+                            catalog_format=catalog_format,
+                            provider=inputs.provider,
+                        )
+                        result = run_attempt(engine, trial, attempt, timer=timer, runtime_deadline=deadline, spend_ceiling_usd=approval.limits.per_attempt_ceiling_usd)
+                        attempted += 1
+                        ran = True
+                        passed += result.outcome == "passed"
+                        engine_error = result.error or engine_error
+                        halted = breaker.record(provider, result.outcome, result.provider_faults)
+                        stop_reason = after_attempt(result, approval) or ("provider_unavailable" if halted else None)
+                        if line := ceiling_line(trial, result, approval.limits):
+                            progress(line)
+                        progress(
+                            f"[{trial.position + 1}/{len(schedule)}] {trial.trial_id}: {result.outcome}"
+                            f"{'' if result.failure_class in (None, result.outcome) else ' (' + result.failure_class + ')'}"
+                            f", spend {_spend_text(engine, campaign_id)}/{approval.limits.max_spend_usd} USD"
+                        )
+            if stop_reason is None:  # trials whose fault attempts ran out stop the run's completion too
+                stop_reason = next((t.not_attempted_reason for t in repository.trials_in_order(engine, campaign_id) if t.status == "not_attempted"), None)
+            repository.close_campaign(engine, campaign_id, stop_reason, state="stopped" if stop_reason else "completed")
+        except Interrupted:
+            with critical():
+                repository.close_campaign(engine, campaign_id, "interrupted", state="interrupted")
+                if write_output is not None:
+                    write_output(engine, campaign_id, inputs.output)
+            raise
+        if write_output is not None:
+            write_output(engine, campaign_id, inputs.output)
+        left = sum(t.status != "finished" for t in repository.trials_in_order(engine, campaign_id))
+        return LiveResult(
+            campaign_id, inputs.output, describe(engine.url), len(schedule), attempted, passed, stop_reason,
+            left=left, halts=tuple(breaker.halted.values()), engine_error=engine_error,
+        )
+    finally:
+        engine.dispose()  # now, not whenever the collector gets to it (see multi_provider.run)
 
 
 def _spend_text(engine: Engine, campaign_id: int) -> str:

@@ -129,3 +129,16 @@ def tmp_base(tmp_path: Path) -> Path:
     base = tmp_path / "runner-tmp"
     base.mkdir()
     return base
+
+
+def open_in_this_process(path: Path) -> list[str]:
+    """Files of ``path``'s name (a store and its -wal and -shm) this process holds open."""
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+        if target.startswith(str(path)):
+            held.append(target)
+    return held
