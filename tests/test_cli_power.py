@@ -134,22 +134,28 @@ def test_a_pilot_that_cannot_show_its_spread_refuses_the_target_but_forecasts_sp
 # --- end to end: a real pilot with the offline agent, then the campaign it forecast ----------
 
 
-@pytest.mark.slow  # a pilot and the whole campaign it forecasts: 35 s
+# Four of the twelve tasks, of four kinds: 14 s. Over all twelve (36 s) the forecast was
+# 8.4% above the campaign's spend; over these four, 3.6% below (seeds 5 and 6, measured).
+FORECAST_TASKS = "semver-precedence,invoice-rounding,logstat-json-output,atomic-state-save"
+
+
+@pytest.mark.slow  # a pilot and the whole campaign it forecasts
 def test_the_spend_forecast_from_a_one_repetition_pilot_is_within_15_percent_of_the_campaign(tmp_path):
     pilot, real = tmp_path / "pilot", tmp_path / "real"
-    ran = run(["coding", "--campaign", "--providers", "offline", "--repetitions", "1", "--seed", "5", "--live", "--output-dir", str(pilot)])
+    ran = run(["coding", "--campaign", "--providers", "offline", "--tasks", FORECAST_TASKS, "--repetitions", "1", "--seed", "5", "--live", "--output-dir", str(pilot)])
     assert ran.exit_code == 0, ran.output
     planned = run(["power", "--campaign", "1", "--max-repetitions", "3", "--json", "--db", str(pilot / "campaign.db")])
     assert planned.exit_code == 0, planned.output
     forecast = json.loads(planned.output)["rows"][2]["spend"]
     assert forecast["usd"] > 0 and forecast["complete"] is True
 
-    ran = run(["coding", "--campaign", "--providers", "offline", "--repetitions", "3", "--seed", "6", "--live", "--output-dir", str(real),
+    ran = run(["coding", "--campaign", "--providers", "offline", "--tasks", FORECAST_TASKS, "--repetitions", "3", "--seed", "6", "--live", "--output-dir", str(real),
                "--pilot", "1", "--pilot-db", str(pilot / "campaign.db")])  # fmt: skip
     assert ran.exit_code == 0, ran.output
     assert f"spend: {forecast['usd']:.4f} USD" in ran.output  # the same forecast, printed before the run
     assert "detectable effect: unknown (one_pair_per_task)" in ran.output
     measured = json.loads((real / "report.json").read_text())["spend"]["measured_spend_usd"]
+    print(f"forecast {forecast['usd']:.4f} USD, measured {measured:.4f} USD: {forecast['usd'] / measured - 1:+.1%}")
     assert abs(forecast["usd"] - measured) <= 0.15 * measured, (forecast["usd"], measured)
     # The campaign's own report now says what it could detect.
     detectable = json.loads((real / "report.json").read_text())["paired_differences"]["detectable_effect"]
