@@ -94,3 +94,10 @@ def test_unset_the_probe_runs_and_nothing_is_kept(counted, monkeypatch):
     assert ProbeCache.from_environ(os.environ) is None
     probe(counted)
     assert runs(counted) == 2 and not (counted.parent / "cache").exists()
+
+
+def test_a_version_the_caller_already_read_gives_the_same_key(counted):
+    cache = ProbeCache.from_environ(os.environ)
+    assert cache is not None
+    given = cache.key(load_profile(str(counted)), model="replay:scripted", task=benchmark.get_task(TASK), runner_python=sys.executable, environ=os.environ, client_version="1.0.0")
+    assert given == key(counted)

@@ -117,7 +117,7 @@ def _probed(
         return before["wire_catalogs"], bound_catalog_format(before)
     if not probe:
         return None, CATALOG_DIGEST_FORMAT
-    return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable), CATALOG_DIGEST_FORMAT
+    return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable, client_version=version), CATALOG_DIGEST_FORMAT
 
 
 def rehearsed(providers: tuple[Provider, ...], profiles: Mapping[str, AgentProfile]) -> tuple[Provider, ...]:

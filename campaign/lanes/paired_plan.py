@@ -234,7 +234,8 @@ def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGES
         raise UsageProblem(f"cannot list the files of {source}: {exc}", option="--source") from None
     except OSError as exc:
         raise UsageProblem(f"cannot read {exc.filename or 'a file'} in the source checkout: {exc.strerror}", option="--source") from None
-    catalogs = _probe(inputs, catalog_format)
+    client_version = read_client_version(inputs.profile, os.environ)
+    catalogs = _probe(inputs, catalog_format, client_version)
     return Experiment(
         agent=inputs.profile.name,
         agent_profile_digest=spec_digest(profile_identity(inputs.profile)),
@@ -256,7 +257,7 @@ def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGES
         fixture_digests={task.name: benchmark.fixture_digest(task) for task in inputs.tasks},
         profile_python_digest=python_digest(inputs.python.executable, inputs.python.version, inputs.python.tiktoken),
         wire_upstream=inputs.wire.upstream if inputs.wire else None,
-        client_version=read_client_version(inputs.profile, os.environ),
+        client_version=client_version,
         wire_catalogs=catalogs,
         wire_catalog_format=recorded_catalog_format(catalogs, catalog_format),
         task_suite=inputs.selection.identity(),
@@ -264,10 +265,13 @@ def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGES
     )
 
 
-def _probe(inputs: PairedInputs, catalog_format: int) -> dict[str, list[str]] | None:
+def _probe(inputs: PairedInputs, catalog_format: int, client_version: str | None) -> dict[str, list[str]] | None:
     if inputs.profile.applied_profile_from != "wire" or inputs.wire is None:
         return None
-    return probe_catalogs(inputs.profile, model=str(inputs.model), task=inputs.tasks[0], route=inputs.wire, runner_python=sys.executable, catalog_format=catalog_format)
+    return probe_catalogs(
+        inputs.profile, model=str(inputs.model), task=inputs.tasks[0], route=inputs.wire, runner_python=sys.executable,
+        catalog_format=catalog_format, client_version=client_version,
+    )  # fmt: skip
 
 
 def schedule_for(experiment: Experiment) -> tuple[ScheduledTrial, ...]:

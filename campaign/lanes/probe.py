@@ -56,11 +56,13 @@ def probe_catalogs(
     timeout_s: float = PROBE_TIMEOUT_S,
     option: str = "--agent",
     catalog_format: int = CATALOG_DIGEST_FORMAT,
+    client_version: str | None = None,
 ) -> dict[str, list[str]]:
     """{variant: sorted catalog digests the client sent, in ``catalog_format``} from one
-    replayed run per variant."""
+    replayed run per variant (or a cached one: ``probe_cache``; ``client_version``, when
+    the caller has read it, saves reading it again for the cache's key)."""
     cache = ProbeCache.from_environ(os.environ)
-    key = cache.key(profile, model=model, task=task, runner_python=runner_python, environ=os.environ) if cache else ""
+    key = cache.key(profile, model=model, task=task, runner_python=runner_python, environ=os.environ, client_version=client_version) if cache else ""
     measured = cache.load(key) if cache else None
     if measured is None:
         measured = measure(profile, model=model, task=task, route=route, runner_python=runner_python, timeout_s=timeout_s)

@@ -60,13 +60,16 @@ def _file_digest(path: str | None) -> str | None:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def client_identity(profile: AgentProfile, environ: Mapping[str, str]) -> dict[str, Any]:
-    """The installed client as its profile's version command reports it and the bytes of
-    the executable that command (or, without one, the client command) resolves to."""
+def client_identity(profile: AgentProfile, environ: Mapping[str, str], version: str | None = None) -> dict[str, Any]:
+    """The installed client as its profile's version command reports it (``version``, when
+    the caller has just read it) and the bytes of the executable that command (or, without
+    one, the client command) resolves to."""
+    if version is None and profile.client_version is not None:
+        version = read_client_version(profile, environ)
     command = profile.client_version or profile.client
     found = shutil.which(command[0], path=environ.get("PATH"))
     real = os.path.realpath(found) if found else None
-    return {"version": read_client_version(profile, environ), "executable": real, "sha256": _file_digest(real)}
+    return {"version": version, "executable": real, "sha256": _file_digest(real)}
 
 
 @dataclass(frozen=True)
@@ -78,14 +81,14 @@ class ProbeCache:
         value = environ.get(ENV)
         return cls(Path(value).expanduser()) if value else None
 
-    def key(self, profile: AgentProfile, *, model: str, task: Task, runner_python: str, environ: Mapping[str, str]) -> str:
+    def key(self, profile: AgentProfile, *, model: str, task: Task, runner_python: str, environ: Mapping[str, str], client_version: str | None = None) -> str:
         seed_root = seeds.seeds_dir(environ)
         parts = {
             "format": FORMAT,
             "engine": engine_digest(),
             # A frozen dataclass of plain values: its repr names every field.
             "profile": repr(profile),
-            "client": client_identity(profile, environ),
+            "client": client_identity(profile, environ, client_version),
             "seeds": [(name, str(seed_root / name)) for _, name in profile.home_seed],
             # What the client's allowlisted environment takes from this one.
             "environ": {name: environ.get(name) for name in (*MINIMAL_VARS, *(var for var, _ in profile.sdk_path_vars))},
