@@ -101,3 +101,11 @@ def test_a_version_the_caller_already_read_gives_the_same_key(counted):
     assert cache is not None
     given = cache.key(load_profile(str(counted)), model="replay:scripted", task=benchmark.get_task(TASK), runner_python=sys.executable, environ=os.environ, client_version="1.0.0")
     assert given == key(counted)
+
+
+def test_a_place_that_cannot_keep_entries_only_costs_the_next_probe(tmp_path):
+    taken = tmp_path / "a-file"
+    taken.write_text("not a directory")
+    cache = ProbeCache(taken)
+    cache.store("k", {"baseline": {}, "coding": {}})  # no error: the measurement stands
+    assert cache.load("k") is None and taken.read_text() == "not a directory"

@@ -109,12 +109,19 @@ class ProbeCache:
         return measured
 
     def store(self, key: str, measured: Mapping[str, dict]) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{key}.", suffix=".tmp")
+        """Keep the measurement; a place that cannot take it (not a directory, full, read-only)
+        only costs the next run its probe, so it never fails the campaign that measured it."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{key}.", suffix=".tmp")
+        except OSError:
+            return
         try:
             with os.fdopen(fd, "w") as f:
                 json.dump({"format": FORMAT, "measured": measured}, f, sort_keys=True)
             os.replace(tmp, self.directory / f"{key}.json")
+        except OSError:
+            Path(tmp).unlink(missing_ok=True)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
