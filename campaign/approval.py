@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from campaign.benchmark import identity_differences
 from campaign.errors import UsageProblem
+from campaign.experiment import differences
 from campaign.canonical import spec_digest
 from campaign.plan import is_template
 from campaign.store.limits import SpendLimits, amount_problem
@@ -93,21 +93,11 @@ def _credential_problems(names: Any, environ: Mapping[str, str]) -> list[str]:
     return problems
 
 
-def experiment_mismatches(approved: Any, current: Mapping[str, Any]) -> list[str]:
-    """Names of every experiment field whose current value differs from the approved one;
-    a changed task suite names the task (``task_suite.tasks[NAME]``)."""
-    if not isinstance(approved, Mapping):
-        return sorted(current)
-    keys = set(approved) | set(current)
-    out = [key for key in keys - {"task_suite"} if approved.get(key) != current.get(key)]
-    return sorted(out + identity_differences(approved.get("task_suite"), current.get("task_suite")))
-
-
 def authorize(plan: Mapping[str, Any], digest: str, scheduled: int, environ: Mapping[str, str], current_experiment: Mapping[str, Any]) -> Approval:
     """Raise one UsageProblem listing every problem, or return what is authorized."""
     problems = plan_problems(plan, digest, scheduled, environ)
     if not problems:
-        differing = experiment_mismatches(plan.get("experiment"), current_experiment)
+        differing = differences(plan.get("experiment"), current_experiment)
         if differing:
             problems.append(
                 f"--plan: the experiment differs from the approved plan in: {', '.join(differing)}; "

@@ -1,4 +1,4 @@
-"""Experiment identity, the plan template, and the canonical plan digest.
+"""The plan template and the canonical plan digest (the experiment it binds: ``campaign.experiment``).
 
 The canonical form is the spec's, exactly: ``json.dumps(plan, sort_keys=True,
 separators=(',', ':'), allow_nan=False)`` with the default ASCII escaping,
@@ -18,13 +18,13 @@ import math
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from campaign import inputs
 from campaign.canonical import spec_digest
 from campaign.errors import UsageProblem
+from campaign.experiment import PairedExperiment
 from campaign.schedule import ScheduledTrial
 
 SCHEMA_VERSION = 3
@@ -41,79 +41,10 @@ PENDING_DECISION: Mapping[str, str] = {
 SCHEDULED_TRIAL_FIELDS = ("position", "pair_id", "trial_id", "task", "variant", "repetition", "pair_order")
 
 
-@dataclass(frozen=True)
-class VariantIdentity:
-    name: str
-    overlay_digest: str  # SHA-256 of the appended [runtime.tools.disclosure] text
-    config_digest: str  # SHA-256 of the rendered variant config (base + overlay)
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """Everything a live run must reproduce exactly; compared field by field.
-
-    The spec's fields, plus the agent: its profile name, the digest of the
-    profile's settings (a custom FILE.toml can change the client command), and
-    the launcher as a path relative to the source with its content digest (an
-    ignored, locally built launcher is not covered by the source digest).
-    """
-
-    agent: str
-    agent_profile_digest: str
-    launcher: str | None
-    launcher_digest: str | None
-    tasks: tuple[str, ...]
-    model: str
-    revision: str | None
-    source_digest: str
-    compiled_build_digest: str
-    repetitions: int
-    seed: int
-    timeout: int
-    run_timeout: int
-    variants: tuple[VariantIdentity, ...]
-    config_digest: str
-    fixture_digests: Mapping[str, str]
-    profile_python_digest: str
-    # Where the recording proxy forwards model requests (wire profiles only).
-    wire_upstream: str | None = None
-    # The installed client's version (profiles with client_version).
-    client_version: str | None = None
-    # applied_profile_from = "wire": {variant: catalog digests} measured by the probe.
-    wire_catalogs: Mapping[str, list[str]] | None = None
-    # Their digest format (profiler.wire.CATALOG_DIGEST_KEYS); None is format 1, the one
-    # plans approved before format 2 were bound with.
-    wire_catalog_format: int | None = None
-    # --task-suite: its name, each task's digest, their digest, and the tasks never checked.
-    task_suite: Mapping[str, Any] | None = None
-    # The providers catalog whose prices cost a client that reports none (and whose
-    # silence bound the proxy keeps): a plan approved under one catalog runs under it.
-    pricing_catalog_digest: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for optional in ("wire_upstream", "client_version", "wire_catalogs", "wire_catalog_format", "task_suite", "pricing_catalog_digest"):
-            if data[optional] is None:  # absent, so experiments without them keep their digest
-                del data[optional]
-        data["tasks"] = list(self.tasks)
-        data["variants"] = [asdict(v) for v in self.variants]
-        data["fixture_digests"] = dict(sorted(self.fixture_digests.items()))
-        return data
-
-
-# --- canonical digest -------------------------------------------------------
-
-
-
-
-def experiment_digest(experiment: Experiment) -> str:
-    return spec_digest(experiment.as_dict())
-
-
 # --- the template -----------------------------------------------------------
 
 
-def plan_object(experiment: Experiment, scheduled_count: int) -> dict[str, Any]:
+def plan_object(experiment: PairedExperiment, scheduled_count: int) -> dict[str, Any]:
     """The unapproved plan: the experiment plus limits an operator must still set."""
     return {
         "approved": False,
@@ -130,7 +61,7 @@ def scheduled_trial_dict(trial: ScheduledTrial) -> dict[str, Any]:
     return {field: getattr(trial, field) for field in SCHEDULED_TRIAL_FIELDS}
 
 
-def template_document(experiment: Experiment, schedule: Sequence[ScheduledTrial]) -> dict[str, Any]:
+def template_document(experiment: PairedExperiment, schedule: Sequence[ScheduledTrial]) -> dict[str, Any]:
     plan = plan_object(experiment, len(schedule))
     return {
         "schema_version": SCHEMA_VERSION,

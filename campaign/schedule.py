@@ -12,7 +12,7 @@ over all tasks instead of landing on the last ones.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,58 +97,8 @@ def schedule_rows(
 
 def single_run(tasks: Sequence[str]) -> tuple[ScheduledTrial, ...]:
     """The non-paired schedule: each task once, under the one variant."""
-    return tuple(ScheduledTrial(*row) for row in _single_rows(tasks))
+    return tuple(ScheduledTrial(*row) for row in single_rows(tasks))
 
 
-def _single_rows(tasks: Sequence[str]) -> list[tuple[Any, ...]]:
+def single_rows(tasks: Sequence[str]) -> list[tuple[Any, ...]]:
     return [(i, pair_id(None, task, 1), f"{pair_id(None, task, 1)}/{SINGLE_VARIANT}", "", task, SINGLE_VARIANT, 1, 0) for i, task in enumerate(tasks)]
-
-
-@dataclass(frozen=True)
-class StoredSchedule:
-    """What a stored experiment fixes about its campaign's trial rows."""
-
-    kind: str  # the campaigns.kind the engine stores such an experiment under
-    rows: list[tuple[Any, ...]]  # schedule_rows: in position order
-    model: str  # the trial rows' model (a campaign of several providers: the first's)
-    provider: str | None  # a one-provider lane's: the provider of the rows that name none
-    # A campaign of several providers: each one's own model, which its trial rows carry
-    # (stores written before carry the first provider's model on every row instead).
-    provider_models: Mapping[str, str] | None = None
-
-
-def stored_schedule(experiment: Mapping[str, Any]) -> StoredSchedule | None:
-    """The schedule the engine built from this experiment, as each lane stores it; None
-    for an experiment that fixes none (a probe's, a task check's).
-
-    The experiment is pinned by its digest, which is the chain's genesis, so the trial
-    rows, which are outside the chain, are pinned through it: an edited variant, task
-    or provider no longer matches the schedule the experiment rebuilds."""
-    try:
-        return _stored_schedule(experiment)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
-        return None  # not the shape any lane stores: nothing to rebuild
-
-
-def _stored_schedule(e: Mapping[str, Any]) -> StoredSchedule | None:
-    if e.get("kind") == "campaign":  # every provider's trials
-        names = [p["name"] for p in e["providers"]]
-        rows = schedule_rows(e["tasks"], e["repetitions"], e["seed"], [v["name"] for v in e["variants"]], names)
-        models = {p["name"]: _text(p["model"]) for p in e["providers"]}
-        return StoredSchedule("campaign", rows, models[names[0]], None, models)
-    if e.get("kind") == "nonpaired":
-        return _one_provider("nonpaired", _single_rows(e["tasks"]), e["model"])
-    if "kind" not in e and "variants" in e:  # the paired lanes' Experiment
-        return _one_provider("paired", schedule_rows(e["tasks"], e["repetitions"], e["seed"], [v["name"] for v in e["variants"]]), e["model"])
-    return None
-
-
-def _one_provider(kind: str, rows: list[tuple[Any, ...]], model: Any) -> StoredSchedule:
-    """A one-provider lane's trials run on the provider its PROVIDER:MODEL names."""
-    return StoredSchedule(kind, rows, _text(model), _text(model).partition(":")[0])
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError("not text")
-    return value

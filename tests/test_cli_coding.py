@@ -455,7 +455,7 @@ def test_one_fixture_byte_changes_fixture_digest_and_plan_digest(ws: Workspace, 
     changed = paired_plan.compute_experiment(dataclasses.replace(inputs, tasks=(copy,)))
     assert original.fixture_digests[task.name] == benchmark.fixture_digest(task)
     assert changed.fixture_digests[task.name] != original.fixture_digests[task.name]
-    schedule = paired_plan.schedule_for(original)
+    schedule = original.schedule()
     assert template_document(changed, schedule)["plan_digest"] != template_document(original, schedule)["plan_digest"]
     assert ws.nothing_written()
 

@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from campaign import benchmark
-from campaign.approval import experiment_mismatches
 from campaign.lanes.attempt import AttemptOutcome
 from campaign.lanes.paired_live import after_attempt, gate
 from campaign.canonical import spec_digest
@@ -268,11 +267,6 @@ def test_ignored_files_do_not_break_the_binding(ws: Workspace):
     (ws.source / "debug.log").write_text("ignored\n")
     result, _ = go_live(ws, agent, plan, digest)
     assert result.exit_code == 3, result.output
-
-
-def test_experiment_mismatches_lists_every_field():
-    assert experiment_mismatches({"a": 1, "b": 2}, {"a": 1, "b": 3, "c": 4}) == ["b", "c"]
-    assert experiment_mismatches(None, {"a": 1}) == ["a"]
 
 
 # --- stop conditions ------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Experiment identity, template shape, canonical digest and strict plan JSON."""
+"""The paired experiment's identity in a plan, template shape, canonical digest and strict plan JSON."""
 
 from __future__ import annotations
 
@@ -13,12 +13,11 @@ import pytest
 from campaign import benchmark
 from campaign.canonical import spec_digest as canonical_digest
 from campaign.errors import UsageProblem
+from campaign.experiment import PairedExperiment, Variant
+from campaign.experiment import digest as experiment_digest
 from campaign.plan import (
     PENDING_DECISION,
-    Experiment,
-    VariantIdentity,
     digest_plan_file,
-    experiment_digest,
     extract_plan,
     parse_json_object,
     plan_object,
@@ -35,7 +34,7 @@ def spec_digest(plan) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def make_experiment(**changes) -> Experiment:
+def make_experiment(**changes) -> PairedExperiment:
     fields = dict(
         agent="offline",
         agent_profile_digest=H,
@@ -50,13 +49,13 @@ def make_experiment(**changes) -> Experiment:
         seed=107,
         timeout=660,
         run_timeout=7200,
-        variants=(VariantIdentity("baseline", "3" * 64, "4" * 64), VariantIdentity("coding", "5" * 64, "6" * 64)),
+        variants=(Variant("baseline", "3" * 64, "4" * 64), Variant("coding", "5" * 64, "6" * 64)),
         config_digest="7" * 64,
         fixture_digests={"beta": "9" * 64, "alpha": "8" * 64},
         profile_python_digest="f" * 64,
     )
     fields.update(changes)
-    return Experiment(**fields)
+    return PairedExperiment(**fields)
 
 
 def test_experiment_has_the_spec_binding_fields():

@@ -20,7 +20,8 @@ from click.testing import CliRunner
 from campaign.canonical import spec_digest
 from campaign.cli import cli
 from campaign.report import write_report
-from campaign.schedule import build_schedule, single_run, stored_schedule
+from campaign.experiment import stored_schedule
+from campaign.schedule import build_schedule, single_run
 from campaign.store import chain, repository
 from campaign.store.engine import make_engine, resolve_url
 from helpers.catalogs import offline_copies

@@ -3,13 +3,12 @@ and the experiment they define (what a resume or a worker must reproduce).
 
 ``validate`` reads and checks, never writes: every refusal is a UsageProblem naming
 the option, before any store row or process exists. ``experiment`` is the identity
-a resume compares field by field (``mismatched_fields`` names what changed).
+a resume compares field by field (``campaign.experiment.differences`` names what changed).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,8 @@ from campaign.agents.profile_model import AgentProfile, uses_wire
 from campaign.agents.profiles import load_profile, profile_identity
 from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_variant
 from campaign.errors import UnreadableValue, UsageProblem
+from campaign.experiment import CampaignExperiment, ProviderBinding, Variant
+from campaign.experiment import parse as parse_experiment
 from campaign.lanes import options as opt
 from campaign.lanes.probe import probe_catalogs
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, bound_catalog_format, recorded_catalog_format
@@ -206,78 +207,53 @@ def validate(
 
 
 def experiment(inputs: CampaignInputs) -> dict[str, Any]:
-    """Everything a resume must reproduce; compared field by field."""
+    """Everything a resume must reproduce; compared field by field (``experiment.differences``)."""
+    return campaign_experiment(inputs).as_dict()
+
+
+def campaign_experiment(inputs: CampaignInputs) -> CampaignExperiment:
     agents = sorted({p.name for p in inputs.profiles.values()})
-    suite = inputs.selection.identity() if inputs.selection else None
-    formats = {p.name: recorded_catalog_format(inputs.wire_catalogs.get(p.name), inputs.wire_catalog_formats.get(p.name, 1)) for p in inputs.providers}
-    return {
-        "kind": "campaign",
-        "agent": agents[0] if len(agents) == 1 else "custom",
-        "model": inputs.providers[0].model if len(inputs.providers) == 1 else None,
-        "providers": [
-            {
-                "name": p.name,
-                "model": p.model,
-                "agent": inputs.profiles[p.name].name,
-                "agent_profile_digest": spec_digest(profile_identity(inputs.profiles[p.name])),
-                "credential_env": p.credential_env,
-                "basis": p.basis,
-                # Only for wire profiles, so campaigns without one keep their identity.
-                **({"wire_upstream": inputs.wires[p.name].upstream} if inputs.wires.get(p.name) else {}),
-                **({"client_version": inputs.client_versions[p.name]} if inputs.client_versions.get(p.name) else {}),
-                **({"wire_catalogs": inputs.wire_catalogs[p.name]} if inputs.wire_catalogs.get(p.name) else {}),
-                **({"wire_catalog_format": formats[p.name]} if formats[p.name] else {}),
-            }
-            for p in inputs.providers
-        ],
-        "pricing_catalog_digest": inputs.catalog.digest,
-        "tasks": [t.name for t in inputs.tasks],
-        "variants": [{"name": n, "overlay_digest": inputs.configs[n].overlay_digest, "config_digest": inputs.configs[n].digest} for n in inputs.variants],
-        "repetitions": inputs.repetitions,
-        "seed": inputs.seed,
-        "timeout": inputs.timeout,
-        "config_digest": inputs.base_config.digest,
-        "fixture_digests": {t.name: benchmark.fixture_digest(t) for t in inputs.tasks},
-        "control_plane_port": inputs.control_plane_port,
-        # Only on a rehearsal, so the campaigns before this option keep their identity.
-        **({"rehearsal": True} if inputs.rehearsal else {}),
-        # Only for --task-suite, so campaigns of the built-in tasks keep their identity.
-        **({"task_suite": suite} if suite else {}),
-    }
+    return CampaignExperiment(
+        agent=agents[0] if len(agents) == 1 else "custom",
+        model=inputs.providers[0].model if len(inputs.providers) == 1 else None,
+        providers=tuple(_binding(inputs, p) for p in inputs.providers),
+        pricing_catalog_digest=inputs.catalog.digest,
+        tasks=tuple(t.name for t in inputs.tasks),
+        variants=tuple(Variant(name=n, overlay_digest=inputs.configs[n].overlay_digest, config_digest=inputs.configs[n].digest) for n in inputs.variants),
+        repetitions=inputs.repetitions,
+        seed=inputs.seed,
+        timeout=inputs.timeout,
+        config_digest=inputs.base_config.digest,
+        fixture_digests={t.name: benchmark.fixture_digest(t) for t in inputs.tasks},
+        control_plane_port=inputs.control_plane_port,
+        rehearsal=inputs.rehearsal,
+        task_suite=inputs.selection.identity() if inputs.selection else None,
+    )
+
+
+def _binding(inputs: CampaignInputs, p: Provider) -> ProviderBinding:
+    profile, wire, catalogs = inputs.profiles[p.name], inputs.wires.get(p.name), inputs.wire_catalogs.get(p.name)
+    return ProviderBinding(
+        name=p.name,
+        model=p.model,
+        agent=profile.name,
+        agent_profile_digest=spec_digest(profile_identity(profile)),
+        credential_env=p.credential_env,
+        basis=p.basis,
+        wire_upstream=wire.upstream if wire else None,
+        client_version=inputs.client_versions.get(p.name),
+        wire_catalogs=catalogs,
+        wire_catalog_format=recorded_catalog_format(catalogs, inputs.wire_catalog_formats.get(p.name, 1)),
+    )
 
 
 def schedule_for(inputs: CampaignInputs) -> list[ScheduledTrial]:
     return build_schedule([t.name for t in inputs.tasks], inputs.repetitions, inputs.seed, inputs.variants, [p.name for p in inputs.providers])
 
 
-def mismatched_fields(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
-    """The experiment's fields that differ; inside ``providers``, each provider's own
-    (``providers[zai].client_version``), inside ``task_suite`` each task
-    (``task_suite.tasks[NAME]``), so the operator sees what changed."""
-    out = []
-    for key in sorted(set(stored) | set(current)):
-        before, now = stored.get(key), current.get(key)
-        if key == "task_suite":
-            out += benchmark.identity_differences(before, now)
-            continue
-        if before == now:
-            continue
-        if key == "providers" and isinstance(before, list) and isinstance(now, list):
-            old = {p.get("name"): p for p in before if isinstance(p, dict)}
-            new = {p.get("name"): p for p in now if isinstance(p, dict)}
-            if list(old) == list(new):
-                out += [f"providers[{name}].{field}" for name in new for field in sorted(set(old[name]) | set(new[name])) if old[name].get(field) != new[name].get(field)]
-                continue
-        out.append(key)
-    return out
-
-
 def stored_experiment(row: Campaign) -> dict[str, Any]:
-    try:
-        experiment = json.loads(row.experiment_json)
-    except (TypeError, ValueError, RecursionError):
-        experiment = None
-    if not isinstance(experiment, dict):
+    experiment = parse_experiment(row.experiment_json)
+    if experiment is None:
         raise UnreadableValue(f"campaign {row.id}'s experiment is not the JSON object the engine writes (the row was edited outside the engine); `campaign verify` names it")
     return experiment
 

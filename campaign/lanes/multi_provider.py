@@ -27,7 +27,8 @@ from campaign import testhooks
 from campaign.errors import Interrupted, RerunWith, UsageProblem
 from campaign.lanes import holders, options as opt, parallel, spend_watch, worker
 from campaign.lanes.breaker import Breaker
-from campaign.lanes.campaign_inputs import CampaignInputs, experiment, mismatched_fields, report_outputs, schedule_for, stored_experiment, stored_experiment_of, validate
+from campaign.experiment import differences
+from campaign.lanes.campaign_inputs import CampaignInputs, experiment, report_outputs, schedule_for, stored_experiment, stored_experiment_of, validate
 from campaign.lanes.campaign_outputs import CampaignResult, build_result, close_run, open_progress, write_reports
 from campaign.lanes.continuation import REOPEN_ON_RESUME, ResumeRefused, my_identity, raised_ceiling_providers, reopen_under_a_raised_ceiling, settle_resume, take_lease
 from campaign.progress import TrialsNotAttempted
@@ -65,7 +66,7 @@ def _preview(opts: opt.CodingOptions, db: str | None, catalog_path: Path | None,
         if not opts.resume:
             return 0, f"{describe(engine.url)} already holds campaign {existing.id}: --live would refuse; add --resume to continue it"
         stored = stored_experiment(existing)
-        differing = mismatched_fields(stored, experiment(validate(opts, db, catalog_path, environ, stored=stored, probe=False)))
+        differing = differences(stored, experiment(validate(opts, db, catalog_path, environ, stored=stored, probe=False)))
         if differing:
             return 0, f"--live --resume would refuse: these options would change campaign {existing.id}'s experiment: {', '.join(differing)}"
         trials = repository.trials_in_order(engine, existing.id)
@@ -134,7 +135,7 @@ def _run_on(
     existing = repository.latest_campaign(engine, kind="campaign")
     if opts.resume and existing is not None:
         campaign_id = existing.id
-        differing = mismatched_fields(stored_experiment(existing), current)
+        differing = differences(stored_experiment(existing), current)
         if differing:
             raise UsageProblem(f"these options would change the experiment: {', '.join(differing)}; resume with the original options or start a new --output-dir", option="--resume")
         problems = [p for cid in repository.lineage(engine, campaign_id) for p in chain.verify_chain(engine, cid)]

@@ -26,6 +26,7 @@ from campaign.providers import REPLAY, Provider, load_catalog, provider_for_rout
 from campaign.errors import Interrupted, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.attempt import AttemptPlan, run_attempt
+from campaign.experiment import nonpaired as nonpaired_experiment
 from campaign.schedule import single_run
 from campaign.store import repository
 from campaign.store.engine import describe
@@ -77,10 +78,7 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
     engine = open_store(db)
     try:
         trials = single_run([t.name for t in tasks])
-        experiment = {"kind": "nonpaired", "agent": profile.name, "model": model, "tasks": [t.name for t in tasks], "timeout": timeout}
-        suite = selection.identity()
-        if suite is not None:  # only then, so runs of the built-in tasks keep their identity
-            experiment["task_suite"] = suite
+        experiment = nonpaired_experiment(profile.name, model, [t.name for t in tasks], timeout, selection.identity())
         campaign_id = repository.create_campaign(
             engine,
             repository.NewCampaign(kind="nonpaired", state="running", live=profile.paid, agent=profile.name, seed=0, experiment=experiment),

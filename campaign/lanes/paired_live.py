@@ -30,7 +30,7 @@ from campaign.errors import Interrupted, UsageProblem
 from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.lanes.options import CodingOptions
-from campaign.lanes.paired_plan import compute_experiment, schedule_for, validate
+from campaign.lanes.paired_plan import compute_experiment, validate
 from campaign.profiler.wire import bound_catalog_format
 from campaign.plan import read_json_object
 from campaign.report.outputs import check_report_output
@@ -136,7 +136,7 @@ def run(
     # Measured as the approved plan measured them: a plan bound before format 2 keeps format 1.
     catalog_format = bound_catalog_format(plan["experiment"] if isinstance(plan.get("experiment"), dict) else {})
     experiment = compute_experiment(inputs, catalog_format)
-    schedule = schedule_for(experiment)
+    schedule = experiment.schedule()
     approval = authorize(plan, opts.approve_plan_digest or "", len(schedule), environ, experiment.as_dict())
 
     engine = open_store(db)

@@ -56,15 +56,13 @@ from campaign.lanes.options import (
     resolve_source,
     select_tasks,
 )
+from campaign.experiment import PairedExperiment, Variant
 from campaign.plan import (
-    Experiment,
-    VariantIdentity,
     read_json_object,
     render_document,
     stage_atomic,
     template_document,
 )
-from campaign.schedule import ScheduledTrial, build_schedule
 from campaign.vocabulary import VARIANTS
 from campaign.store import repository
 from campaign.store.engine import DB_ENV, default_db_path, describe
@@ -222,7 +220,7 @@ def sqlite_file(db: str | None) -> Path | None:
 # --- 2. the experiment ------------------------------------------------------
 
 
-def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGEST_FORMAT) -> Experiment:
+def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGEST_FORMAT) -> PairedExperiment:
     """Hash everything the live run must reproduce (reads files, runs git; writes nothing).
     ``catalog_format``: how a wire profile's catalogs are digested (the live run of a plan
     approved under format 1 measures them as that plan did)."""
@@ -236,7 +234,7 @@ def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGES
         raise UsageProblem(f"cannot read {exc.filename or 'a file'} in the source checkout: {exc.strerror}", option="--source") from None
     client_version = read_client_version(inputs.profile, os.environ)
     catalogs = _probe(inputs, catalog_format, client_version)
-    return Experiment(
+    return PairedExperiment(
         agent=inputs.profile.name,
         agent_profile_digest=spec_digest(profile_identity(inputs.profile)),
         launcher=inputs.launcher.relative_to(source).as_posix() if inputs.launcher else None,
@@ -251,7 +249,7 @@ def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGES
         timeout=inputs.timeout,
         run_timeout=inputs.run_timeout,
         variants=tuple(
-            VariantIdentity(name=v.variant, overlay_digest=v.overlay_digest, config_digest=v.digest) for v in inputs.variants
+            Variant(name=v.variant, overlay_digest=v.overlay_digest, config_digest=v.digest) for v in inputs.variants
         ),
         config_digest=inputs.base_config.digest,
         fixture_digests={task.name: benchmark.fixture_digest(task) for task in inputs.tasks},
@@ -274,10 +272,6 @@ def _probe(inputs: PairedInputs, catalog_format: int, client_version: str | None
     )  # fmt: skip
 
 
-def schedule_for(experiment: Experiment) -> tuple[ScheduledTrial, ...]:
-    return build_schedule(experiment.tasks, experiment.repetitions, experiment.seed, tuple(v.name for v in experiment.variants))
-
-
 # --- 3. the lane ------------------------------------------------------------
 
 
@@ -287,7 +281,7 @@ def run(opts: CodingOptions, db: str | None, cwd: Path | None = None) -> PlanRes
     if opts.live:
         raise UsageProblem(LIVE_ELSEWHERE, option="--live")
     experiment = compute_experiment(inputs)
-    schedule = schedule_for(experiment)
+    schedule = experiment.schedule()
     document = template_document(experiment, schedule)
 
     engine = open_store(db)

@@ -34,7 +34,8 @@ from sqlalchemy import Engine
 from campaign.errors import CampaignError, Interrupted, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes import holders, spend_watch, worker
-from campaign.lanes.campaign_inputs import experiment, mismatched_fields, stored_experiment, validate
+from campaign.experiment import differences
+from campaign.lanes.campaign_inputs import experiment, stored_experiment, validate
 from campaign.lanes.campaign_outputs import build_result, close_run, open_progress, write_reports
 from campaign.progress import TrialsNotAttempted
 from campaign.providers import load_catalog
@@ -124,7 +125,7 @@ def worker_inputs(engine: Engine, campaign_id: int, given: opt.CodingOptions, en
     stored = stored_experiment(row)
     options = experiment_options(stored, given, load_catalog(given.providers_catalog))
     inputs = validate(options, engine.url.render_as_string(hide_password=False), options.providers_catalog, environ, stored=stored)
-    differing = mismatched_fields(stored, experiment(inputs))
+    differing = differences(stored, experiment(inputs))
     if differing:
         raise UsageProblem(
             f"this worker would run a different experiment ({', '.join(differing)}); give it the campaign's own --agent, --config, --providers-catalog and --task-suite",

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from campaign import benchmark
+from campaign import benchmark, experiment
 from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
 from campaign.agents.profile_model import AgentProfile
@@ -87,7 +87,7 @@ def measure(profile: AgentProfile, *, model: str, task: Task, route: WireRoute, 
         engine = make_engine(resolve_url(str(Path(tmp) / "probe.db")))
         try:
             upgrade_engine(engine)
-            new = repository.NewCampaign(kind="paired", state="running", live=False, agent=profile.name, seed=0, experiment={"kind": "probe"})
+            new = repository.NewCampaign(kind="paired", state="running", live=False, agent=profile.name, seed=0, experiment=experiment.probe())
             campaign_id = repository.create_campaign(engine, new, build_schedule([task.name], 1, seed=0), model=model, default_provider=REPLAY)
             for trial in repository.trials_in_order(engine, campaign_id):
                 repository.admit_trial(engine, trial.id)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from campaign import experiment
 from campaign.agents.profiles import load_profile
 from campaign.benchmark import Task, TaskSuite, checks, task_digest, unrunnable
 from campaign.lanes.attempt import AttemptPlan, run_attempt
@@ -146,7 +147,7 @@ def _record(task: Task, digest: str, result: TaskCheck, clock: Callable[[], dt.d
 def _run(engine, suite: TaskSuite, tasks: Sequence[Task], runs: int, timeout: float, found: dict[str, TaskCheck], progress: Callable[[TaskCheck], None]) -> None:
     if not tasks:
         return
-    new = repository.NewCampaign(kind="nonpaired", state="running", live=False, agent="offline", seed=0, experiment={"kind": "task_check", "suite": suite.name})
+    new = repository.NewCampaign(kind="nonpaired", state="running", live=False, agent="offline", seed=0, experiment=experiment.task_check(suite.name))
     campaign_id = repository.create_campaign(engine, new, _schedule(tasks, runs), model=OFFLINE_MODEL, default_provider="offline")
     profile = load_profile("offline")
     by_name = {t.name: t for t in tasks}

@@ -7,21 +7,17 @@ allowlist (``report/schema.py``) then decides what of it may be shown.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from campaign.experiment import parse
 from campaign.report.fields import AGENTS, SHA256_RE
 from campaign.store.models import Campaign
 from campaign.vocabulary import REPLAY
 
 
 def load_object(text: str | None) -> dict[str, Any]:
-    try:
-        value = json.loads(text) if text else {}
-    except (ValueError, TypeError):
-        return {}
-    return value if isinstance(value, dict) else {}
+    return parse(text) or {}
 
 def is_sha256(value: Any) -> bool:
     return isinstance(value, str) and SHA256_RE.fullmatch(value) is not None

@@ -4,7 +4,7 @@ Only attempt rows are hashed, yet a report also reads the campaign row (its expe
 seed and schedule size, the campaign it continues) and the trial rows (which variant,
 task and provider each attempt ran). Both are pinned through the genesis: the chain
 starts at the campaign's ``experiment_digest``, the digest of ``experiment_json``, and
-- the experiment rebuilds the schedule the engine wrote (``schedule.stored_schedule``),
+- the experiment rebuilds the schedule the engine wrote (``experiment.Stored.schedule``),
   which the trial rows must be, trial by trial, in the order they were inserted;
 - each attempt row hashes its ``trial_pk`` and the config and fixture digests it ran,
   which must be those the experiment records for its trial's variant and task;
@@ -35,14 +35,14 @@ from sqlalchemy.types import NullType
 
 from campaign.canonical import spec_digest
 from campaign.errors import UnreadableValue
-from campaign.schedule import StoredSchedule, stored_schedule
+from campaign.experiment import PROBE, TASK_CHECK, Stored, StoredSchedule, lane_of
 from campaign.store.base import UTCDateTime
 from campaign.store.carry import carryable_select
 from campaign.store.chain.rows import ATTEMPTS, COLUMN, ID, SEQ, STATUS, ChainProblem
 from campaign.store.models import Campaign, Trial
 
 UNPINNED = "0" * 64
-UNPINNED_KINDS = ("probe", "task_check")
+UNPINNED_KINDS = (PROBE, TASK_CHECK)
 # A trial row's scheduled identity: ScheduledTrial's fields, and the model it ran on.
 IDENTITY = ("position", "pair_id", "trial_id", "provider", "model", "task", "variant", "repetition", "pair_order")
 # How many mismatched trials a check names before it only counts the rest.
@@ -96,12 +96,12 @@ def _experiment(campaign: Any) -> tuple[list[str], dict[str, Any], StoredSchedul
     except (TypeError, ValueError, RecursionError):  # not JSON text, or NaN in it
         return ["the campaign's experiment is not the JSON the engine writes (experiment_json was edited)"], {}, None
     if digest != campaign.experiment_digest:
-        if campaign.experiment_digest == UNPINNED and isinstance(experiment, dict) and experiment.get("kind") in UNPINNED_KINDS:
+        if campaign.experiment_digest == UNPINNED and isinstance(experiment, dict) and lane_of(experiment) in UNPINNED_KINDS:
             return [], {}, None
         return ["the campaign's experiment does not match its experiment_digest (one of them was edited)"], {}, None
     if not isinstance(experiment, dict):
         return [], {}, None
-    schedule = stored_schedule(experiment)
+    schedule = Stored(experiment).schedule()
     copies = {"agent": (campaign.agent, experiment.get("agent", campaign.agent)), "seed": (campaign.seed, experiment.get("seed", campaign.seed))}
     if schedule is not None:
         copies["kind"] = (campaign.kind, schedule.kind)
@@ -140,7 +140,8 @@ def _attempts_against_trials(experiment: dict[str, Any], trials: Sequence[Sequen
     records for them. So trial rows renumbered under their attempts, or an attempt moved
     to a trial of another campaign, are named, not counted for the wrong trial."""
     of_trial = {row[_ID]: (row[_TASK], row[_VARIANT]) for row in trials}
-    configs, fixtures = _digests(experiment)
+    stored = Stored(experiment)
+    configs, fixtures = stored.config_digests, stored.fixture_digests
     lines = []
     for row in rows:
         trial = of_trial.get(row[TRIAL_PK])
@@ -152,15 +153,6 @@ def _attempts_against_trials(experiment: dict[str, Any], trials: Sequence[Sequen
         if (config is not None and configs.get(variant, config) != config) or (fixture is not None and fixtures.get(task, fixture) != fixture):
             lines.append(f"attempt {row[ID]} did not run its trial row's variant and task (their digests differ: the trial rows were edited)")
     return lines[:NAMED] + ([f"{len(lines) - NAMED} more attempt rows do not match their trial rows"] if len(lines) > NAMED else [])
-
-
-def _digests(experiment: dict[str, Any]) -> tuple[dict[Any, Any], dict[Any, Any]]:
-    """The experiment's config digest per variant and fixture digest per task (empty where
-    it records none, as a non-paired run's does)."""
-    variants = experiment.get("variants")
-    configs = {v.get("name"): v.get("config_digest") for v in variants if isinstance(v, dict)} if isinstance(variants, list) else {}
-    fixtures = experiment.get("fixture_digests")
-    return {k: v for k, v in configs.items() if v is not None}, fixtures if isinstance(fixtures, dict) else {}
 
 
 def _continues(conn: Connection, campaign_id: int, here: Any, trials: Sequence[Sequence[Any]]) -> list[str]:
