@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from campaign.benchmark.suite import identity_differences
 from campaign.canonical import spec_digest
 from campaign.schedule import ScheduledTrial, build_schedule, schedule_rows, single_rows
 
@@ -219,7 +218,7 @@ def differences(bound: Any, current: Mapping[str, Any]) -> list[str]:
     for key in sorted(set(bound) | set(current)):
         before, now = bound.get(key), current.get(key)
         if key == "task_suite":
-            out += identity_differences(before, now)
+            out += suite_differences(before, now)
             continue
         if before == now:
             continue
@@ -230,6 +229,20 @@ def differences(bound: Any, current: Mapping[str, Any]) -> list[str]:
                 out += [f"providers[{name}].{field}" for name in new for field in sorted(set(old[name]) | set(new[name])) if old[name].get(field) != new[name].get(field)]
                 continue
         out.append(key)
+    return out
+
+
+def suite_differences(before: Any, now: Any) -> list[str]:
+    """What differs between two ``task_suite`` entries, naming each changed task
+    (``task_suite.tasks[NAME]``). Only what the trials run is compared: ``unchecked``
+    records what was known when the run started and may differ."""
+    if not isinstance(before, Mapping) or not isinstance(now, Mapping):
+        return [] if before == now else ["task_suite"]
+    out = ["task_suite.name"] if before.get("name") != now.get("name") else []
+    old, new = before.get("tasks") or {}, now.get("tasks") or {}
+    out += [f"task_suite.tasks[{name}]" for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)]
+    if not out and before.get("digest") != now.get("digest"):
+        out.append("task_suite.digest")
     return out
 
 
@@ -349,6 +362,6 @@ def _text(value: Any) -> str:
 
 __all__: Sequence[str] = (
     "CAMPAIGN", "NONPAIRED", "PAIRED", "PROBE", "TASK_CHECK",
-    "Variant", "PairedExperiment", "ProviderBinding", "CampaignExperiment", "nonpaired", "probe", "task_check", "digest", "differences",
+    "Variant", "PairedExperiment", "ProviderBinding", "CampaignExperiment", "nonpaired", "probe", "task_check", "digest", "differences", "suite_differences",
     "parse", "lane_of", "read", "Stored", "StoredSchedule", "stored_schedule",
 )  # fmt: skip

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from campaign import benchmark
+from campaign.experiment import suite_differences
 from campaign.benchmark import (
     VERIFIER_DIRNAME,
     apply_solution,
     copy_fixture,
-    identity_differences,
     install_verifier,
     load_suite,
     suite_identity,
@@ -234,16 +234,16 @@ def test_one_changed_byte_in_any_part_names_that_task(suite_copy, part):
     path.write_bytes(path.read_bytes() + b"\n")
     after = suite_identity(load_suite(suite_copy), load_suite(suite_copy).tasks)
     assert after["digest"] != before["digest"]
-    assert identity_differences(before, after) == ["task_suite.tasks[node-slugify]"]
+    assert suite_differences(before, after) == ["task_suite.tasks[node-slugify]"]
 
 
 def test_differences_name_a_renamed_suite_and_added_or_removed_tasks():
     old = {"name": "a", "digest": "1", "tasks": {"x": "1", "y": "2"}, "unchecked": ["x"]}
-    assert identity_differences(old, {**old, "unchecked": []}) == []
-    assert identity_differences(old, {**old, "name": "b"}) == ["task_suite.name"]
-    assert identity_differences(old, {**old, "tasks": {"x": "1"}}) == ["task_suite.tasks[y]"]
-    assert identity_differences(old, None) == ["task_suite"]
-    assert identity_differences(None, None) == []
+    assert suite_differences(old, {**old, "unchecked": []}) == []
+    assert suite_differences(old, {**old, "name": "b"}) == ["task_suite.name"]
+    assert suite_differences(old, {**old, "tasks": {"x": "1"}}) == ["task_suite.tasks[y]"]
+    assert suite_differences(old, None) == ["task_suite"]
+    assert suite_differences(None, None) == []
 
 
 def test_task_digest_covers_the_verifier(suite_copy):

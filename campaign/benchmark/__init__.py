@@ -13,7 +13,7 @@ importable subpackage of ``campaign``; they ship as package data.
 
 from __future__ import annotations
 
-from campaign.benchmark.suite import TASKS_DIR, TaskSuite, builtin_suite, identity_differences, load_suite, suite_identity, suite_of, task_digest
+from campaign.benchmark.suite import TASKS_DIR, TaskSuite, builtin_suite, load_suite, suite_identity, suite_of, task_digest
 from campaign.benchmark.task import VERIFIER_DIRNAME, Task, Verifier, unrunnable
 from campaign.benchmark.workspace import (
     HARBOR_LOGS,
@@ -67,7 +67,6 @@ __all__ = [
     "fixture_digest",
     "fixture_files",
     "get_task",
-    "identity_differences",
     "install_harbor_tests",
     "install_verifier",
     "load_suite",

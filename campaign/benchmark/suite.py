@@ -7,8 +7,8 @@ name is ``name`` in an optional ``suite.toml``, else the directory's name.
 
 A suite is part of an experiment's identity: ``suite_identity`` binds its name, each
 selected task's digest (every file of the task folder: definition, fixture,
-verifier, solution) and their digest together; ``identity_differences`` names the
-task whose digest changed, so a resume, a worker or an approved live run can say
+verifier, solution) and their digest together; ``campaign.experiment.differences`` names
+the task whose digest changed, so a resume, a worker or an approved live run can say
 which task is no longer the one that was run. The built-in suite has no such
 entry: its tasks are bound as they always were (their fixtures, and the source).
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,17 +171,3 @@ def suite_identity(suite: TaskSuite, tasks: tuple[Task, ...]) -> dict[str, Any] 
         return None
     digests = {task.name: task_digest(task) for task in tasks}
     return {"name": suite.name, "digest": spec_digest(dict(sorted(digests.items()))), "tasks": digests}
-
-
-def identity_differences(before: Any, now: Any) -> list[str]:
-    """What differs between two ``task_suite`` entries, naming each changed task
-    (``task_suite.tasks[NAME]``). Only what the trials run is compared: ``unchecked``
-    records what was known when the run started and may differ."""
-    if not isinstance(before, Mapping) or not isinstance(now, Mapping):
-        return [] if before == now else ["task_suite"]
-    out = ["task_suite.name"] if before.get("name") != now.get("name") else []
-    old, new = before.get("tasks") or {}, now.get("tasks") or {}
-    out += [f"task_suite.tasks[{name}]" for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)]
-    if not out and before.get("digest") != now.get("digest"):
-        out.append("task_suite.digest")
-    return out
