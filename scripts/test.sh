@@ -32,6 +32,14 @@ if ! have_browser; then
   echo "scripts/test.sh: no Chromium/chromedriver here; the browser test will be skipped" >&2
 fi
 
+# podman (with runc) and an offline Debian base image for the tasks that ship their own
+# environment (tests/test_containers.py); nothing is pulled from an image registry.
+if base_image=$(bash scripts/install_containers.sh | tail -n 1); then
+  export CONTAINERS_CONF="$PWD/scripts/containers.conf" CAMPAIGN_TEST_BASE_IMAGE="$base_image"
+else
+  echo "scripts/test.sh: no container runtime here; the container tests will be skipped" >&2
+fi
+
 # PostgreSQL: found on the machine, or installed from Debian's packages when we may.
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 if [ -z "$pg_bin" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -1,0 +1,145 @@
+"""The container runtime for tasks that ship their own environment (a Harbor Dockerfile).
+
+The runtime is the machine's own (podman first, docker if that is what there is); it is
+only ever asked to build from a local context and to run a local image with no network:
+nothing is pulled. An image is tagged by the digest of its build context, so the same
+context is the same tag and a changed one is a new image, never a rebuilt old one.
+
+Every failure is one line: which task, which build step, and the runtime's own last line.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from campaign.digests import tree_digest
+from campaign.errors import CampaignError, UsageProblem
+
+RUNTIMES = ("podman", "docker")
+OPTION = "--container-runtime"
+# podman prints each step as "STEP 2/4: RUN make"; docker's BuildKit as "#6 [2/4] RUN make".
+_STEP = re.compile(r"^(?:STEP \d+/\d+: |#\d+ \[[^\]]*\d+/\d+\] )(?P<step>.+)$")
+_TAG_NAME = re.compile(r"[^a-z0-9._-]+")
+
+
+class ContainerProblem(CampaignError):
+    """The runtime could not build or run what it was asked to (one line: what, and why)."""
+
+
+@dataclass(frozen=True)
+class Runtime:
+    name: str  # podman or docker
+    executable: str
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: Path
+    target: str
+    read_only: bool = True
+
+    def arg(self) -> str:
+        return f"{self.source}:{self.target}:{'ro' if self.read_only else 'rw'}"
+
+
+def find_runtime(choice: str | None = None, which: Callable[[str], str | None] = shutil.which) -> Runtime:
+    """The runtime asked for, or the first of RUNTIMES found on PATH."""
+    if choice is not None and choice not in RUNTIMES:
+        raise UsageProblem(f"{choice!r} is not a container runtime this engine drives; choose {' or '.join(RUNTIMES)}", option=OPTION)
+    for name in (choice,) if choice else RUNTIMES:
+        path = which(name)
+        if path:
+            return Runtime(name, path)
+    if choice:
+        raise UsageProblem(f"{choice} is not installed here (not on PATH); install it or choose another runtime", option=OPTION)
+    raise UsageProblem(f"a selected task needs a container image, and no container runtime ({', '.join(RUNTIMES)}) is on PATH; install podman", option=OPTION)
+
+
+def image_tag(task: str, context: Path) -> str:
+    """``localhost/campaign-task-NAME:DIGEST``: the same build context, the same tag."""
+    name = _TAG_NAME.sub("-", task.lower()).strip("-._") or "task"
+    return f"localhost/campaign-task-{name[:100]}:{tree_digest(context)[:32]}"
+
+
+def build_image(runtime: Runtime, context: Path, tag: str, *, task: str, timeout: float = 1800.0) -> str:
+    """Build ``context`` (its Dockerfile) as ``tag`` with no network; the image's ID."""
+    # podman keeps no layer of its own steps (a failed build leaves nothing behind).
+    layers = ["--layers=false"] if runtime.name == "podman" else []
+    argv = [runtime.executable, "build", *layers, "--network", "none", "--tag", tag, "--file", str(context / "Dockerfile"), str(context)]
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ContainerProblem(f"task {task}: its image did not build within {timeout:.0f} s") from None
+    if done.returncode != 0:
+        step = _last_step(done.stdout + "\n" + done.stderr)
+        where = f" at {step}" if step else ""
+        raise ContainerProblem(f"task {task}: its image failed to build{where}: {_last_line(done.stderr or done.stdout)}")
+    return image_id(runtime, tag)
+
+
+def image_id(runtime: Runtime, ref: str) -> str:
+    done = _run(runtime, ["image", "inspect", "--format", "{{.Id}}", ref])
+    if done.returncode != 0 or not done.stdout.strip():
+        raise ContainerProblem(f"image {ref} is not in {runtime.name}'s store: {_last_line(done.stderr)}")
+    return done.stdout.strip().removeprefix("sha256:")
+
+
+def run(
+    runtime: Runtime,
+    image: str,
+    argv: Sequence[str],
+    *,
+    mounts: Sequence[Mount] = (),
+    workdir: str | None = None,
+    env: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    timeout: float,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` in a fresh container of ``image``, with no network, removed when it ends.
+    The container's own exit status is the result's."""
+    command = [runtime.executable, "run", "--rm", "--network", "none", "--stop-timeout", "1"]
+    for key, value in (labels or {}).items():
+        command += ["--label", f"{key}={value}"]
+    for mount in mounts:
+        command += ["--volume", mount.arg()]
+    for key, value in (env or {}).items():
+        command += ["--env", f"{key}={value}"]
+    if workdir is not None:
+        command += ["--workdir", workdir]
+    try:
+        return subprocess.run([*command, image, *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ContainerProblem(f"a container of {image} ran past its {timeout:.0f} s") from None
+
+
+def containers_labelled(runtime: Runtime, key: str, value: str) -> list[str]:
+    """The IDs of every container, running or not, that carries the label ``key=value``."""
+    done = _run(runtime, ["ps", "--all", "--quiet", "--no-trunc", "--filter", f"label={key}={value}"])
+    if done.returncode != 0:
+        raise ContainerProblem(f"{runtime.name} cannot list its containers: {_last_line(done.stderr)}")
+    return done.stdout.split()
+
+
+def remove_image(runtime: Runtime, ref: str) -> None:
+    done = _run(runtime, ["image", "rm", "--force", ref])
+    if done.returncode != 0:
+        raise ContainerProblem(f"{runtime.name} cannot remove image {ref}: {_last_line(done.stderr)}")
+
+
+def _run(runtime: Runtime, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([runtime.executable, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=120)
+
+
+def _last_step(output: str) -> str | None:
+    steps = [m.group("step").strip() for m in map(_STEP.match, output.splitlines()) if m]
+    return steps[-1] if steps else None
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "(it printed nothing)"
