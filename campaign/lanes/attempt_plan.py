@@ -58,6 +58,50 @@ class AttemptPlan:
 
 
 @dataclass(frozen=True)
+class AttemptSource:
+    """What every attempt of one provider in a run shares. The paired lane, the campaign
+    lane's workers and the wire probe each build one and take every attempt from it
+    (``plan``), so two lanes cannot build the same attempt two ways."""
+
+    profile: AgentProfile
+    model: str
+    seed: int
+    timeout_s: float
+    configs: Mapping[str, str]  # each variant's rendered config text
+    credential_names: tuple[str, ...] = ()
+    provider: Provider | None = None
+    wire: WireRoute | None = None
+    expected_catalogs: Mapping[str, list[str]] | None = None
+    catalog_format: int = 1
+    launcher: str | None = None
+    failure_dir: Path | None = None
+    extra_env: tuple[tuple[str, str], ...] = ()
+    python: str = sys.executable
+    probe: bool = False
+
+    def plan(self, task: Task, variant: str) -> AttemptPlan:
+        return AttemptPlan(
+            task=task,
+            profile=self.profile,
+            model=self.model,
+            seed=self.seed,
+            timeout_s=self.timeout_s,
+            variant=variant,
+            config_text=self.configs[variant],
+            credential_names=self.credential_names,
+            launcher=self.launcher,
+            python=self.python,
+            wire=self.wire,
+            expected_catalogs=self.expected_catalogs,
+            catalog_format=self.catalog_format,
+            probe=self.probe,
+            failure_dir=self.failure_dir,
+            extra_env=self.extra_env,
+            provider=self.provider,
+        )
+
+
+@dataclass(frozen=True)
 class Verdict:
     """What the verifier itself said, whatever the outcome made of it (`campaign tasks check`)."""
 

@@ -27,10 +27,12 @@ from pathlib import Path
 from campaign.agents.profiles import build_artifact_paths
 from campaign.approval import Approval, authorize
 from campaign.errors import Interrupted, UsageProblem
-from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
+from campaign.experiment import PairedExperiment
+from campaign.lanes.attempt import AttemptOutcome, run_attempt
+from campaign.lanes.attempt_plan import AttemptSource
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.lanes.options import CodingOptions
-from campaign.lanes.paired_plan import compute_experiment, validate
+from campaign.lanes.paired_plan import PairedInputs, compute_experiment, validate
 from campaign.profiler.wire import bound_catalog_format
 from campaign.plan import read_json_object
 from campaign.report.outputs import check_report_output
@@ -114,6 +116,24 @@ def after_attempt(result: AttemptOutcome, approval: Approval) -> str | None:
     return spend_stop(result.failure_class, result.record.cost_usd, result.spend_complete, result.equivalent_spend_usd, approval.limits)
 
 
+def attempt_source(inputs: PairedInputs, experiment: PairedExperiment, approval: Approval, catalog_format: int, failure_dir: str | Path | None) -> AttemptSource:
+    """What every attempt of an approved paired plan shares."""
+    return AttemptSource(
+        profile=inputs.profile,
+        model=experiment.model,
+        seed=experiment.seed,
+        timeout_s=float(inputs.timeout),
+        configs={v.variant: v.text for v in inputs.variants},
+        credential_names=approval.credential_env,
+        launcher=str(inputs.launcher) if inputs.launcher else None,
+        failure_dir=Path(failure_dir).expanduser().resolve() if failure_dir else None,
+        wire=inputs.wire,
+        expected_catalogs=experiment.wire_catalogs,
+        catalog_format=catalog_format,
+        provider=inputs.provider,
+    )
+
+
 def run(
     opts: CodingOptions,
     db: str | None,
@@ -168,7 +188,7 @@ def run(
         )
         repository.set_campaign_state(engine, campaign_id, expected=("running",), state="running")
         repository.record_spend_limits(engine, campaign_id, approval.limits)
-        configs = {v.variant: v.text for v in inputs.variants}
+        source = attempt_source(inputs, experiment, approval, catalog_format, opts.failure_dir)
         provider = inputs.model.provider
         for line in inputs.selection.lines():
             progress(line)
@@ -203,22 +223,7 @@ def run(
                             continue
                         if not repository.admit_trial(engine, trial.id):
                             continue
-                        attempt = AttemptPlan(
-                            task=inputs.selection.task(trial.task),
-                            profile=inputs.profile,
-                            model=experiment.model,
-                            seed=experiment.seed,
-                            timeout_s=float(inputs.timeout),
-                            variant=trial.variant,
-                            config_text=configs[trial.variant],
-                            credential_names=approval.credential_env,
-                            launcher=str(inputs.launcher) if inputs.launcher else None,
-                            failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
-                            wire=inputs.wire,
-                            expected_catalogs=experiment.wire_catalogs,
-                            catalog_format=catalog_format,
-                            provider=inputs.provider,
-                        )
+                        attempt = source.plan(inputs.selection.task(trial.task), trial.variant)
                         result = run_attempt(engine, trial, attempt, timer=timer, runtime_deadline=deadline, spend_ceiling_usd=approval.limits.per_attempt_ceiling_usd)
                         attempted += 1
                         ran = True

@@ -29,7 +29,8 @@ from campaign.benchmark import Task
 from campaign.config import parse_base_config, render_variant
 from campaign.errors import CampaignError, UsageProblem
 from campaign.lanes import options as opt
-from campaign.lanes.attempt import AttemptPlan, run_attempt
+from campaign.lanes.attempt import run_attempt
+from campaign.lanes.attempt_plan import AttemptSource
 from campaign.lanes.probe_cache import ProbeCache
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, CATALOG_DIGEST_KEYS
@@ -38,6 +39,7 @@ from campaign.schedule import build_schedule
 from campaign.store import repository
 from campaign.store.engine import make_engine, resolve_url
 from campaign.store.migrate import upgrade_engine
+from campaign.vocabulary import VARIANTS
 
 PROBE_TIMEOUT_S = 300.0
 
@@ -88,13 +90,15 @@ def measure(profile: AgentProfile, *, model: str, task: Task, route: WireRoute, 
         try:
             upgrade_engine(engine)
             new = repository.NewCampaign(kind="paired", state="running", live=False, agent=profile.name, seed=0, experiment=experiment.probe())
-            campaign_id = repository.create_campaign(engine, new, build_schedule([task.name], 1, seed=0), model=model, default_provider=REPLAY)
+            campaign_id = repository.create_campaign(engine, new, build_schedule([task.name], 1, seed=0, variants=VARIANTS), model=model, default_provider=REPLAY)
+            # The probe's own runs measure the catalogs: nothing to confirm yet (probe=True).
+            source = AttemptSource(
+                profile=profile, model=model, seed=0, timeout_s=timeout_s, configs={v: render_variant(base, v).text for v in VARIANTS},
+                python=runner_python, wire=replayed, probe=True,
+            )  # fmt: skip
             for trial in repository.trials_in_order(engine, campaign_id):
                 repository.admit_trial(engine, trial.id)
-                plan = AttemptPlan(
-                    task=task, profile=profile, model=model, seed=0, timeout_s=timeout_s, variant=trial.variant,
-                    config_text=render_variant(base, trial.variant).text, python=runner_python, wire=replayed, probe=True,
-                )
+                plan = source.plan(task, trial.variant)
                 outcome = run_attempt(engine, trial, plan)
                 diagnostics = outcome.record.schema_diagnostics or {}
                 digests = diagnostics.get("catalog_digests") or []

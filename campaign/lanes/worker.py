@@ -22,6 +22,7 @@ from sqlalchemy import Engine
 from campaign.errors import CampaignError, Interrupted
 from campaign.lanes import holders
 from campaign.lanes.attempt import AttemptOutcome, AttemptPlan, run_attempt
+from campaign.lanes.attempt_plan import AttemptSource
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.progress import AttemptFinished
 from campaign.spend import spend_stop
@@ -40,17 +41,15 @@ WAIT_SECONDS = 0.5
 STALE_SECONDS = 20.0
 
 
-def plan_for(inputs: CampaignInputs, trial: Trial) -> AttemptPlan:
-    """The attempt plan of one trial of a campaign (``CampaignInputs``)."""
-    provider = next(p for p in inputs.providers if p.name == trial.provider)
-    return AttemptPlan(
-        task=inputs.task(trial.task),
+def source_for(inputs: CampaignInputs, provider_name: str) -> AttemptSource:
+    """What every attempt of one provider of a campaign (``CampaignInputs``) shares."""
+    provider = next(p for p in inputs.providers if p.name == provider_name)
+    return AttemptSource(
         profile=inputs.profiles[provider.name],
         model=provider.model,
         seed=inputs.seed,
         timeout_s=float(inputs.timeout),
-        variant=trial.variant,
-        config_text=inputs.configs[trial.variant].text,
+        configs={name: config.text for name, config in inputs.configs.items()},
         credential_names=(provider.credential_env,) if provider.credential_env else (),
         failure_dir=inputs.failure_dir,
         provider=provider,
@@ -59,6 +58,11 @@ def plan_for(inputs: CampaignInputs, trial: Trial) -> AttemptPlan:
         catalog_format=inputs.wire_catalog_formats.get(provider.name, 1),
         extra_env=(("CAMPAIGN_CONTROL_PLANE_PORT", str(inputs.control_plane_port)),) if inputs.control_plane_port else (),
     )
+
+
+def plan_for(inputs: CampaignInputs, trial: Trial) -> AttemptPlan:
+    """The attempt plan of one trial of a campaign."""
+    return source_for(inputs, trial.provider).plan(inputs.task(trial.task), trial.variant)
 
 
 @dataclass(frozen=True)
