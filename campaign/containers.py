@@ -68,8 +68,10 @@ def image_tag(task: str, context: Path) -> str:
 
 def build_image(runtime: Runtime, context: Path, tag: str, *, task: str, timeout: float = 1800.0) -> str:
     """Build ``context`` (its Dockerfile) as ``tag`` with no network; the image's ID."""
-    # podman keeps no layer of its own steps (a failed build leaves nothing behind).
-    layers = ["--layers=false"] if runtime.name == "podman" else []
+    # podman never pulls (a missing FROM image fails at once instead of waiting on a
+    # registry this machine may not reach) and keeps no layer of its own steps (a failed
+    # build leaves nothing behind).
+    layers = ["--pull=never", "--layers=false"] if runtime.name == "podman" else []
     argv = [runtime.executable, "build", *layers, "--network", "none", "--tag", tag, "--file", str(context / "Dockerfile"), str(context)]
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout)
@@ -78,7 +80,10 @@ def build_image(runtime: Runtime, context: Path, tag: str, *, task: str, timeout
     if done.returncode != 0:
         step = _last_step(done.stdout + "\n" + done.stderr)
         where = f" at {step}" if step else ""
-        raise ContainerProblem(f"task {task}: its image failed to build{where}: {_last_line(done.stderr or done.stdout)}")
+        why = _last_line(done.stderr or done.stdout)
+        if step and step.upper().startswith("FROM "):
+            why += "; nothing is pulled: build or load that image on this machine first"
+        raise ContainerProblem(f"task {task}: its image failed to build{where}: {why}")
     return image_id(runtime, tag)
 
 
@@ -117,6 +122,66 @@ def run(
         raise ContainerProblem(f"a container of {image} ran past its {timeout:.0f} s") from None
 
 
+@dataclass(frozen=True)
+class Exited:
+    """How a command run in a container ended: its status, or None when it ran past its time."""
+
+    returncode: int | None
+    stderr: str = ""
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+
+def start(runtime: Runtime, image: str, *, labels: Mapping[str, str] | None = None) -> str:
+    """A fresh container of ``image`` with no network, idle until commands are run in it
+    (``exec_in``); its ID. The caller removes it (``remove``), whatever happens."""
+    command = ["run", "--detach", "--network", "none"]
+    for key, value in (labels or {}).items():
+        command += ["--label", f"{key}={value}"]
+    done = _run(runtime, [*command, image, "sleep", "infinity"])
+    if done.returncode != 0 or not done.stdout.strip():
+        raise ContainerProblem(f"{runtime.name} cannot start a container of {image}: {_hint(_last_line(done.stderr))}")
+    return done.stdout.strip()
+
+
+def exec_in(runtime: Runtime, container: str, argv: Sequence[str], *, timeout: float, workdir: str | None = None, env: Mapping[str, str] | None = None) -> Exited:
+    """Run ``argv`` in the container; past ``timeout`` the runtime's client is killed and the
+    result is a timeout (the command itself ends when the container is removed)."""
+    where = ["--workdir", workdir] if workdir else []
+    for key, value in (env or {}).items():
+        where += ["--env", f"{key}={value}"]
+    try:
+        done = subprocess.run(
+            [runtime.executable, "exec", *where, container, *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return Exited(None)
+    return Exited(done.returncode, done.stderr)
+
+
+def copy_in(runtime: Runtime, container: str, source: Path, target: str) -> None:
+    """Copy the directory ``source`` into the container as ``target`` (which must not exist)."""
+    done = _run(runtime, ["cp", str(source), f"{container}:{target}"])
+    if done.returncode != 0:
+        raise ContainerProblem(f"{runtime.name} cannot copy {source} into its container: {_last_line(done.stderr)}")
+
+
+def copy_out(runtime: Runtime, container: str, source: str, target: Path) -> bool:
+    """Copy the container's directory ``source`` to ``target`` (which must not exist); False
+    when the container holds no such directory."""
+    done = _run(runtime, ["cp", f"{container}:{source}", str(target)])
+    return done.returncode == 0
+
+
+def remove(runtime: Runtime, container: str) -> None:
+    """Remove the container and end everything in it."""
+    done = _run(runtime, ["rm", "--force", "--time", "0", container])
+    if done.returncode != 0:
+        raise ContainerProblem(f"{runtime.name} cannot remove container {container[:12]}: {_last_line(done.stderr)}")
+
+
 def containers_labelled(runtime: Runtime, key: str, value: str) -> list[str]:
     """The IDs of every container, running or not, that carries the label ``key=value``."""
     done = _run(runtime, ["ps", "--all", "--quiet", "--no-trunc", "--filter", f"label={key}={value}"])
@@ -133,6 +198,17 @@ def remove_image(runtime: Runtime, ref: str) -> None:
 
 def _run(runtime: Runtime, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([runtime.executable, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=120)
+
+
+# What a runtime says when this machine needs a setting, and the setting (containers.conf).
+_SETTINGS = (
+    ("cgroups in hybrid mode", 'its OCI runtime cannot run here: set runtime = "runc" under [engine] in containers.conf'),
+    ("setrlimit", "its default ulimits cannot be set here: set default_ulimits = [] under [containers] in containers.conf"),
+)
+
+
+def _hint(line: str) -> str:
+    return next((f"{line} ({setting})" for marker, setting in _SETTINGS if marker in line), line)
 
 
 def _last_step(output: str) -> str | None:

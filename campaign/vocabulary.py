@@ -176,7 +176,8 @@ TASK_CHECK_REASONS = (
     "verifier_flaky",  # the same working copy got different verdicts run after run
     "verifier_error",  # the verifier could not start, or a command it runs was not found
     "verifier_timeout",  # the verifier did not finish within its deadline
-    "needs_image",  # a Harbor environment/ that does more than copy files into /app
+    "needs_image",  # a Harbor environment/ that does more than copy files into /app, and no runtime can build it
+    "image_build_failed",  # the task's environment/Dockerfile did not build (the step and the runtime's line)
     "needs_privilege",  # Harbor's paths need a private mount namespace (CAP_SYS_ADMIN)
     "engine_error",  # the check itself could not run the task to the end
 )

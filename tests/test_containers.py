@@ -13,7 +13,7 @@ import pytest
 from campaign import containers
 from campaign.benchmark import load_suite
 from campaign.errors import UsageProblem
-from tests.helpers.containers import base_image
+from helpers.containers import base_image
 
 LABEL = "campaign.test"
 

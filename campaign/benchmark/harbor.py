@@ -5,14 +5,15 @@ A Harbor task is ``instruction.md`` (the prompt), ``task.toml`` (``[verifier]`` 
 verifier: its reward file ``/logs/verifier/reward.txt`` or ``reward.json`` decides,
 else its exit code), ``solution/solve.sh`` and ``environment/`` (a Dockerfile).
 
-There is no container runtime here, so no image is built: the attempt's private
-mount namespace shows the working copy at ``/app``, the tests at ``/tests`` and the
-logs at ``/logs/verifier`` (``campaign.supervise.rootmap``), on the machine's own
-tools. The Dockerfile may therefore only copy files of ``environment/`` into
-``/app`` (``FROM`` is not pulled, metadata such as ``CMD`` or ``LABEL`` is ignored);
+An attempt runs on the host, with no image: the attempt's private mount namespace
+shows the working copy at ``/app``, the tests at ``/tests`` and the logs at
+``/logs/verifier`` (``campaign.supervise.rootmap``), on the machine's own tools.
+The Dockerfile may therefore only copy files of ``environment/`` into ``/app``
+(``FROM`` is not pulled, metadata such as ``CMD`` or ``LABEL`` is ignored);
 anything else it would do (``RUN``, ``ENV``, a ``USER``, another ``WORKDIR``, an
 ``ADD`` from a URL, a compose file, a prebuilt image) makes the task ``needs_image``:
-listed, never run.
+listed, never run on the host. Where a container runtime can build its Dockerfile
+(``image_context``), ``campaign tasks check`` checks it in its own container.
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ def load_harbor_task(root: Path, suite_root: Path) -> Task:
         raise problem(f"has no solution/{SOLVE_SCRIPT} (the reference solution that proves it solvable)")
     verifier, agent, environment = (_table(data, key, problem) for key in ("verifier", "agent", "environment"))
     copies, reason = workspace_plan(root / "environment", problem)
+    buildable = reason is not None and (root / "environment" / "Dockerfile").is_file() and not _compose(root / "environment")
     if environment.get("docker_image"):
-        reason = "task.toml names a prebuilt docker_image"
+        reason, buildable = "task.toml names a prebuilt docker_image", False
     return Task(
         name=name,
         title=_title(prompt),
@@ -72,6 +74,7 @@ def load_harbor_task(root: Path, suite_root: Path) -> Task:
         agent_timeout_sec=seconds(agent.get("timeout_sec"), "[agent] timeout_sec", problem),
         workspace=copies,
         needs_image=reason,
+        image_context=root / "environment" if buildable else None,
     )
 
 
@@ -94,7 +97,7 @@ def workspace_plan(env_dir: Path, problem: Problem) -> tuple[tuple[tuple[str, st
     are copied, as Docker's ``COPY`` does. No ``environment/``: an empty workspace."""
     if not env_dir.is_dir():
         return (), None
-    if any((env_dir / name).exists() for name in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml")):
+    if _compose(env_dir):
         return (), "environment/ has a compose file (services need a container runtime)"
     if (env_dir / ".dockerignore").exists():
         return (), "environment/.dockerignore changes what a COPY takes"
@@ -122,6 +125,10 @@ def workspace_plan(env_dir: Path, problem: Problem) -> tuple[tuple[tuple[str, st
         elif word not in _METADATA:
             return (), f"{word} in environment/Dockerfile needs an image build"
     return tuple(copies), None
+
+
+def _compose(env_dir: Path) -> bool:
+    return any((env_dir / name).exists() for name in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml"))
 
 
 def _instructions(text: str) -> list[str]:

@@ -68,7 +68,10 @@ class Task:
     ``layout`` is "engine" or "harbor". For a Harbor task ``workspace`` lists the
     copies (source under ``environment/``, destination under ``/app``) that make its
     working copy, and ``needs_image`` says why its environment cannot be made without
-    building an image (such a task is never run)."""
+    building an image (such a task is never run on the host). ``image_context`` is
+    its ``environment/`` when a container runtime can build that image from it (a
+    Dockerfile, no compose file, no prebuilt image): ``campaign tasks check`` checks
+    such a task in its own container."""
 
     name: str
     title: str
@@ -82,6 +85,7 @@ class Task:
     agent_timeout_sec: float | None = None
     workspace: tuple[tuple[str, str], ...] = ()
     needs_image: str | None = None
+    image_context: Path | None = None
 
     @property
     def harbor(self) -> bool:

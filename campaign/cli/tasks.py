@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from campaign import benchmark
+from campaign import benchmark, containers
 from campaign.benchmark import checks
 from campaign.cli.common import core_errors
 from campaign.cli.paths import InputDir
@@ -103,13 +103,21 @@ def _seconds(value: float | None) -> str:
 @suite_option
 @click.option("--tasks", "names", metavar="NAME,NAME", help="Only these tasks [default: every task of the suite].")
 @click.option("--runs", type=click.IntRange(2, 20), default=checks.RUNS, show_default=True, help="Runs of each condition: the verifier must agree with itself over all of them.")
-def check(task_suite, names: str | None, runs: int) -> None:
+@click.option(
+    "--container-runtime",
+    "container_runtime",
+    type=click.Choice(["podman", "docker"]),
+    help="Build and run the tasks that ship their own image with this runtime [default: podman, else docker].",
+)
+def check(task_suite, names: str | None, runs: int, container_runtime: str | None) -> None:
     """Prove each task sound: its untouched fixture fails, fixture plus solution passes,
     and the verifier is deterministic over --runs runs of each.
 
     Every run is a real attempt (private root, supervisor, hidden verifier, proven
     teardown) by the offline agent, told to do nothing or to apply the reference
-    solution. One line per task, with the reason when it is unsound; exits 1 if
+    solution; a task whose Dockerfile needs an image build runs in fresh containers
+    of its image, built with the machine's container runtime (nothing pulled, the
+    image removed after its check). One line per task, with the reason when it is unsound; exits 1 if
     any task is unsound. Sound tasks are recorded, so a run on the suite knows
     which of its tasks were never checked as they are now.
 
@@ -122,11 +130,12 @@ def check(task_suite, names: str | None, runs: int) -> None:
         suite = benchmark.suite_of(task_suite)
         selected = suite.resolve(names)
         checks.check_place()
-        click.echo(f"checking {len(selected)} task(s) of {suite.describe()}, {runs} runs each of the fixture and of the solution", err=True)
         # The attempt machinery is a third of a second to import: only a check needs it.
         from campaign.lanes import task_check
 
-        found = task_check.check_tasks(suite, selected, runs=runs, progress=lambda result: click.echo(result.line()))
+        runtime = containers.find_runtime(container_runtime) if task_check.needs_runtime(selected) else None
+        click.echo(f"checking {len(selected)} task(s) of {suite.describe()}, {runs} runs each of the fixture and of the solution", err=True)
+        found = task_check.check_tasks(suite, selected, runs=runs, progress=lambda result: click.echo(result.line()), runtime=runtime)
     unsound = [r for r in found if not r.sound]
     click.echo(f"{len(found) - len(unsound)} of {len(found)} tasks sound")
     if unsound:

@@ -7,6 +7,8 @@ root, supervisor, ledger, the verifier installed after the "agent" ended, proven
 teardown), with the engine's offline agent as the agent: told to do nothing, or
 to apply the reference solution (overlay, or ``solve.sh`` in the working copy).
 The attempts go to a throwaway store: they prove the task, they are no experiment.
+A task that ships its own image (a Harbor Dockerfile a container runtime can build)
+is checked in fresh containers of that image instead (``image_check``).
 
 Each task gets one reason when it is unsound (``vocabulary.TASK_CHECK_REASONS``);
 a sound task is recorded under its digest (``benchmark.checks``), so that lanes
@@ -22,11 +24,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from campaign import experiment
+from campaign import containers, experiment
 from campaign.agents.profiles import load_profile
 from campaign.benchmark import Task, TaskSuite, checks, task_digest, unrunnable
 from campaign.lanes.attempt import AttemptPlan, run_attempt
+from campaign.lanes import image_check
 from campaign.lanes.attempt_plan import AttemptOutcome
+from campaign.lanes.image_check import ContainerRun
 from campaign.lanes.options import DEFAULT_TIMEOUT
 from campaign.schedule import ScheduledTrial
 from campaign.store import repository
@@ -63,7 +67,12 @@ def static_reason(task: Task, privileged: bool) -> TaskCheck | None:
     return None if found is None else TaskCheck(task.name, *found)
 
 
-def judge(task: str, fixture: Sequence[AttemptOutcome], solution: Sequence[AttemptOutcome]) -> TaskCheck:
+def needs_runtime(tasks: Sequence[Task]) -> bool:
+    """Whether checking ``tasks`` builds an image (so a container runtime must be there)."""
+    return any(t.image_context is not None for t in tasks)
+
+
+def judge(task: str, fixture: Sequence[AttemptOutcome | ContainerRun], solution: Sequence[AttemptOutcome | ContainerRun]) -> TaskCheck:
     """The task's one reason from its runs (each an attempt with its verifier's verdict)."""
     runs = [*fixture, *solution]
     broken = next((r for r in runs if r.verifier.could_not_start), None)
@@ -109,13 +118,19 @@ def check_tasks(
     progress: Callable[[TaskCheck], None] = lambda found: None,
     clock: Callable[[], dt.datetime] = repository.utcnow,
     environ: Mapping[str, str] = os.environ,
+    runtime: containers.Runtime | None = None,
 ) -> list[TaskCheck]:
-    """Check every task (in the given order), reporting each as soon as it is judged."""
+    """Check every task (in the given order), reporting each as soon as it is judged.
+    A task that ships its own image is checked in its container, with ``runtime``."""
     checks.check_place(environ)
     privileged = confine.can_map_roots()
     digests = {t.name: task_digest(t) for t in tasks}
     found: dict[str, TaskCheck] = {}
     for task in tasks:
+        if task.image_context is not None and runtime is not None:
+            found[task.name] = _in_image(task, runtime, runs, timeout)
+            progress(found[task.name])
+            continue
         early = static_reason(task, privileged)
         if early is not None:
             found[task.name] = early
@@ -133,6 +148,13 @@ def check_tasks(
             progress(found[task.name])
         _record(task, digests[task.name], found[task.name], clock, environ)
     return [found[t.name] for t in tasks]
+
+
+def _in_image(task: Task, runtime: containers.Runtime, runs: int, timeout: float) -> TaskCheck:
+    checked = image_check.check_in_image(task, runtime, runs, timeout)
+    if isinstance(checked, str):
+        return TaskCheck(task.name, "image_build_failed", checked)
+    return judge(task.name, *checked)
 
 
 def _record(task: Task, digest: str, result: TaskCheck, clock: Callable[[], dt.datetime], environ: Mapping[str, str]) -> None:
@@ -175,4 +197,4 @@ def _run(engine, suite: TaskSuite, tasks: Sequence[Task], runs: int, timeout: fl
     repository.close_campaign(engine, campaign_id, None, state="completed")
 
 
-__all__ = ["TaskCheck", "check_tasks", "judge", "static_reason"]
+__all__ = ["TaskCheck", "check_tasks", "judge", "needs_runtime", "static_reason"]
