@@ -94,8 +94,16 @@ def post(base: str, path: str, body: dict, headers: dict | None = None) -> tuple
         return exc.code, exc.read()
 
 
+# What each format's request asks of the model's reasoning, and the setting recorded for it.
+REASONING = {
+    "/v1/messages": ({"thinking": {"type": "enabled", "budget_tokens": 2048}}, "budget_tokens=2048,thinking=enabled"),
+    "/v1/chat/completions": ({"reasoning_effort": "low"}, "effort=low"),
+    "/v1/responses": ({"reasoning": {"effort": "high", "summary": "auto"}}, "effort=high"),
+}
+
+
 def body_for(path: str, stream: bool) -> dict:
-    body = {"model": "model-x", "stream": stream, "tools": TOOLS[path], "messages": [{"role": "user", "content": CANARY}]}
+    body = {"model": "model-x", "stream": stream, "tools": TOOLS[path], "messages": [{"role": "user", "content": CANARY}], **REASONING[path][0]}
     if path == "/v1/chat/completions" and stream:
         body["stream_options"] = {"include_usage": True}
     return body
@@ -130,6 +138,7 @@ def test_each_format_is_forwarded_unchanged_and_recorded(upstream, proxy_for, to
     assert record["format"] == FORMATS[path]
     assert record["path"] == path and record["model"] == "model-x" and record["stream"] is stream
     assert record["tool_count"] == len(tools)
+    assert record["reasoning"] == REASONING[path][1]
     assert record["catalog_digest"] == sha(tools)
     assert record["tool_digests"] == [sha(t) for t in tools]
     assert record["schema_tokens"] == tool_schema_tokens(load_encoding(tokenizer_cache), tools)

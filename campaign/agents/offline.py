@@ -86,6 +86,9 @@ class Options:
     overspend_usd: float | None
     base_url: str | None = None
     task_suite: Path | None = None
+    # Wire mode: each request asks for extended thinking with this budget (Anthropic's
+    # ``thinking``), as a client configured for reasoning does.
+    thinking_budget: int | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ def parse_args(argv: Sequence[str], environ: Mapping[str, str]) -> Options:
                         default=environ.get("CAMPAIGN_OFFLINE_SUCCESS_CODING", DEFAULT_SUCCESS["coding"]))
     parser.add_argument("--mode", action="append", default=[], help="misbehaviour switch (repeatable)")
     parser.add_argument("--base-url", help="send each turn as an Anthropic Messages request here")
+    parser.add_argument("--thinking-budget", type=int, help="with --base-url: each request asks for extended thinking with this budget")
     args = parser.parse_args(list(argv))
     modes, overspend = _modes([*filter(None, environ.get(MODE_ENV, "").split(",")), *args.mode], parser)
     config = args.config or (Path(environ[CONFIG_ENV]) if environ.get(CONFIG_ENV) else None)
@@ -133,6 +137,7 @@ def parse_args(argv: Sequence[str], environ: Mapping[str, str]) -> Options:
         modes=modes,
         overspend_usd=overspend,
         base_url=args.base_url or None,
+        thinking_budget=args.thinking_budget,
     )
 
 
@@ -370,7 +375,7 @@ def run(options: Options) -> int:
 
         try:
             shuffle = options.trial_id if "shuffled-tools" in options.modes else None
-            plan = replace(plan, turns=offline_wire.send_turns(options.base_url, options.model, profile, plan.turns, shuffle=shuffle))
+            plan = replace(plan, turns=offline_wire.send_turns(options.base_url, options.model, profile, plan.turns, shuffle=shuffle, thinking_budget=options.thinking_budget))
         except offline_wire.WireFailed as exc:
             return _fail(f"model request failed: {exc}")
     if plan.solved:

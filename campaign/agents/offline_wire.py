@@ -44,9 +44,12 @@ def synthetic_tools(profile: str | None) -> list[dict[str, Any]]:
     ]
 
 
-def send_turns(base_url: str, model: str, profile: str | None, turns: Sequence[dict[str, Any]], shuffle: str | None = None) -> tuple[dict[str, Any], ...]:
+def send_turns(
+    base_url: str, model: str, profile: str | None, turns: Sequence[dict[str, Any]], shuffle: str | None = None, thinking_budget: int | None = None
+) -> tuple[dict[str, Any], ...]:
     """One request per planned turn; the turns come back with the server's ids and usage.
-    ``shuffle``: send the tools in an order drawn from this string (the same catalog)."""
+    ``shuffle``: send the tools in an order drawn from this string (the same catalog);
+    ``thinking_budget``: ask for extended thinking with it."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     tools = synthetic_tools(profile)
     if shuffle is not None:
@@ -56,6 +59,8 @@ def send_turns(base_url: str, model: str, profile: str | None, turns: Sequence[d
     for i, turn in enumerate(turns, start=1):
         messages.append({"role": "user", "content": f"offline turn {i}"})
         body = {"model": model.partition(":")[2] or model, "max_tokens": 1024, "tools": tools, "messages": messages, "stream": i % 2 == 0}
+        if thinking_budget is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
         response_id, usage = _post(opener, base_url.rstrip("/") + "/v1/messages", body)
         out.append({**turn, "usage_id": response_id, "usage": usage})
         messages.append({"role": "assistant", "content": [{"type": "text", "text": f"offline step {i}"}]})

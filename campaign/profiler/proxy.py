@@ -101,6 +101,7 @@ def model_record(
         "tool_digests": None if summary.tool_digests is None else list(summary.tool_digests),
         "schema_tokens": schema_tokens,
         "failed_tool_results": summary.failed_tool_results,
+        "reasoning": summary.reasoning,
         "status": status,
         "upstream_error": upstream_error,
         "error_event": obs.error_event if obs else None,

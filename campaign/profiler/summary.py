@@ -24,6 +24,7 @@ from campaign.vocabulary import PRICE_CATEGORIES, SPEND_COUNTERS, WIRE_COUNTERS
 from campaign.agents.record import AgentRecord, TurnUsage
 from campaign.profiler import faults
 from campaign.profiler.capture import Capture
+from campaign.profiler.wire import PROVIDER_DEFAULT
 
 _USAGE_KEYS = dict(zip(SPEND_COUNTERS, PRICE_CATEGORIES, strict=True))
 
@@ -131,7 +132,18 @@ def _diagnostics(capture: Capture, completed: list[dict[str, Any]], billed: list
         "catalog_tool_counts": {r["catalog_digest"]: r["tool_count"] for r in catalog_requests if isinstance(r.get("catalog_digest"), str)},
         "catalog_schema_tokens": tokens,
         "flush_complete": capture.flush_complete,
+        "reasoning_requested": reasoning_requested(requests),
     }
+
+
+def reasoning_requested(requests: list[dict[str, Any]]) -> list[str] | None:
+    """The reasoning settings the attempt's model requests asked for, each once, sorted;
+    ``[provider_default]`` when none asked for one; None when no request's body was read
+    (nothing is known: not the default)."""
+    read = [r for r in requests if "reasoning" in r and isinstance(r.get("tool_count"), int)]
+    if not read:
+        return None
+    return sorted({r["reasoning"] for r in read if isinstance(r["reasoning"], str)}) or [PROVIDER_DEFAULT]
 
 
 def merge(record: AgentRecord, summary: WireSummary) -> AgentRecord:

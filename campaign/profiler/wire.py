@@ -82,6 +82,9 @@ class RequestSummary:
     failed_tool_results: int | None = None
     # The catalog as a set (format 2 of CATALOG_DIGEST_KEYS); None with catalog_digest.
     catalog_set_digest: str | None = None
+    # The reasoning setting the request asked for (``reasoning_setting``); None: it asked
+    # for none, so the provider's default applies.
+    reasoning: str | None = None
 
     @property
     def tool_count(self) -> int | None:
@@ -185,7 +188,50 @@ def summarize_request(path: str, body: bytes, content_encoding: str | None = Non
         tool_digests=None if tools is None else tuple(text_sha256(wire_json(t)) for t in tools),
         failed_tool_results=_failed_results(fmt, data),
         catalog_set_digest=None if tools is None else catalog_set_digest(tools),
+        reasoning=reasoning_setting(fmt, data),
     )
+
+
+# What a request can ask of the model's reasoning, by format, as ``key=value`` pairs:
+#   responses   reasoning.effort                               effort=high
+#   chat        reasoning_effort (or reasoning.effort)         effort=low
+#   anthropic   thinking.type, thinking.budget_tokens,         thinking=enabled,budget_tokens=8000
+#               output_config.effort                           effort=medium
+#   gemini      generationConfig.thinkingConfig.thinkingBudget thinking_budget=1024
+#               and .thinkingLevel                             thinking_level=low
+# A word outside [a-z0-9_-] (or longer than a setting's name ever is) is "other": the
+# setting is recorded, never text a client chose.
+PROVIDER_DEFAULT = "provider_default"
+_SETTING_WORD = re.compile(r"[a-z0-9_-]{1,24}")
+
+
+def reasoning_setting(fmt: WireFormat, data: Mapping[str, Any]) -> str | None:
+    """The reasoning setting a model request carried, canonical (sorted ``key=value``
+    pairs joined by commas); None when it carried none."""
+    pairs: dict[str, Any] = {}
+    if fmt in ("responses", "chat"):
+        nested = data.get("reasoning")
+        pairs["effort"] = data.get("reasoning_effort") if fmt == "chat" and "reasoning_effort" in data else (nested.get("effort") if isinstance(nested, Mapping) else None)
+    elif fmt == "anthropic":
+        thinking, output = data.get("thinking"), data.get("output_config")
+        if isinstance(thinking, Mapping):
+            pairs["thinking"], pairs["budget_tokens"] = thinking.get("type"), thinking.get("budget_tokens")
+        pairs["effort"] = output.get("effort") if isinstance(output, Mapping) else None
+    else:
+        config = data.get("generationConfig")
+        thinking = config.get("thinkingConfig") if isinstance(config, Mapping) else None
+        if isinstance(thinking, Mapping):
+            pairs["thinking_budget"], pairs["thinking_level"] = thinking.get("thinkingBudget"), thinking.get("thinkingLevel")
+    words = {key: _setting_word(value) for key, value in pairs.items() if value is not None}
+    return ",".join(f"{key}={words[key]}" for key in sorted(words)) or None
+
+
+def _setting_word(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and _SETTING_WORD.fullmatch(value.lower()):
+        return value.lower()
+    return "other"
 
 
 _EXIT_CODE = re.compile(r"Exit Code: (-?\d+)")

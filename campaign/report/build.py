@@ -20,7 +20,7 @@ across bases. ``integrity`` says whether the rows verified (``campaign verify``)
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ from sqlalchemy import Connection, Engine
 from campaign import __version__, testhooks
 from campaign.bulk import collector_paused
 from campaign.errors import UnreadableValue, UsageProblem
-from campaign.report import aggregates, detectable, identity, paired, results, spending, stats
+from campaign.report import aggregates, detectable, identity, paired, reasoning, results, spending, stats
 from campaign.report.allowlist import enum_or_unlisted, sanitize
 from campaign.report.integrity import Integrity, check_rows, read_lineage, refuse_unless_verified
 from campaign.report.fields import AGENTS
@@ -212,6 +212,7 @@ def build_report(
         # The per-trial rows (one per trial with a result: 100,000 in the benchmark) go
         # through the same TRIAL schema, cleaned from the row tuples in one generated loop.
         report["trials"] = results.trial_cleaner()(rows, changed)
+        _reasoning_from_the_wire(report, experiment)
         del rows  # 100,000 stored rows freed now, before the collector is back on
     report["redaction"] = sanitize(changed.as_dict(), REDACTION)[0]
     return report
@@ -335,6 +336,17 @@ def _completion(
         "without_result_by_reason": dict(sorted(Counter(row["reason"] for row in unattempted).items())),
         "all_scheduled_attempted": with_result == scheduled and not unattempted,
     }
+
+def _reasoning_from_the_wire(report: dict[str, Any], experiment: Mapping[str, Any]) -> None:
+    """Where the wire showed what each variant's requests asked of reasoning, the report's
+    reasoning factor says that instead of the experiment's (cleaned trials: no text of
+    their own reaches it, and the factor is a word of the allowlist's)."""
+    trials = report["trials"] or []
+    observed = reasoning.by_variant([(t.get("variant"), t.get("schema_diagnostics")) for t in trials])
+    if observed:
+        factors = report["uncontrolled_factors"]
+        factors[-1] = reasoning.factor(observed, sorted({t["variant"] for t in trials if t.get("variant")}), experiment.get("reasoning"))
+
 
 def _decision_basis(synthetic: bool, success: stats.Estimate) -> str:
     """Why the recorded decision stays keep-current-defaults / keep-opt-in.

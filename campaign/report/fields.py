@@ -56,6 +56,11 @@ UNCONTROLLED_FACTORS = (
     "os_scheduling",
     "reasoning_provider_default",
     "reasoning_configured_not_verified",
+    # From the wire (campaign.report.reasoning): what each variant's requests asked for.
+    "reasoning_provider_default_on_wire",
+    "reasoning_same_on_wire",
+    "reasoning_differs_between_variants",
+    "reasoning_observed_for_some_variants",
 )
 EVIDENCE = ("live", "offline_unpaid")
 DECISION_BASIS = (
@@ -102,6 +107,8 @@ MODEL_RE = re.compile(
 SHA256_RE = re.compile(r"[0-9a-f]{64}")
 REVISION_RE = re.compile(r"[0-9a-f]{7,64}")
 VERSION_RE = re.compile(r"[0-9]+(?:\.[0-9A-Za-z]+){0,4}")
+# A reasoning setting as the wire reader writes it (campaign.profiler.wire.reasoning_setting).
+REASONING_SETTING_RE = re.compile(r"provider_default|[a-z_]{1,24}=[a-z0-9_-]{1,24}(?:,[a-z_]{1,24}=[a-z0-9_-]{1,24}){0,3}")
 
 
 def Id() -> Pattern:
@@ -118,6 +125,10 @@ def Model() -> Pattern:
 
 def Sha256() -> Pattern:
     return Pattern(SHA256_RE, redact=False)
+
+
+def ReasoningSetting() -> Pattern:
+    return Pattern(REASONING_SETTING_RE, redact=False)
 
 
 def Revision() -> Pattern:

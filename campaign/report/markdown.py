@@ -12,7 +12,7 @@ from decimal import Decimal
 from collections.abc import Mapping
 from typing import Any
 
-from campaign.report import differences
+from campaign.report import differences, reasoning
 from campaign.report.words import num, or_reason
 from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.vocabulary import COUNTER_WORDS, PROVIDER_FAULT_WORDS
@@ -45,7 +45,21 @@ _FACTORS = {
         "the provider's actual effort is not observed."
     ),
     "reasoning_configured_not_verified": "Reasoning: the experiment records a reasoning setting; the provider's actual effort is not observed.",
+    # From the wire: what the requests asked for, not what the provider spent on reasoning.
+    "reasoning_provider_default_on_wire": "Reasoning: no request of any variant asked for a reasoning setting (seen on the wire), so each ran at the provider's default; the provider's actual effort is not observed.",
+    "reasoning_same_on_wire": "Reasoning: every variant's requests asked for the same reasoning settings (seen on the wire); the provider's actual effort is not observed.",
+    "reasoning_differs_between_variants": (
+        "Reasoning: the variants' requests asked for different reasoning settings (seen on the wire): unless reasoning is the treatment, "
+        "the comparison is confounded by it."
+    ),
+    "reasoning_observed_for_some_variants": "Reasoning: the wire showed the reasoning settings of some variants' requests only; whether they were the same is unknown.",
 }
+
+
+def _reasoning_lines(report: Mapping[str, Any]) -> list[str]:
+    """Each variant's reasoning settings as its requests asked for them, where the wire showed them."""
+    observed = reasoning.by_variant([(t.get("variant"), t.get("schema_diagnostics")) for t in report.get("trials") or []])
+    return [f"  - {variant}: {', '.join(f'`{s}`' for s in settings)}" for variant, settings in observed.items()]
 
 
 def _without_result(done: dict[str, Any]) -> str:
@@ -170,6 +184,7 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     lines.append(f"Pricing catalog digest: {or_reason('`' + pricing['pricing_catalog_digest'] + '`' if pricing['pricing_catalog_digest'] else 'null', pricing['pricing_catalog_digest_reason'])}.")
     lines += ["", "## Uncontrolled factors", ""]
     lines += [f"- {_FACTORS.get(f, f)}" for f in report["uncontrolled_factors"]]
+    lines += _reasoning_lines(report)
     lines += _identity_section(report)
     red = report["redaction"]
     lines += [

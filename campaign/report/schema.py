@@ -37,6 +37,7 @@ from campaign.report.fields import (
     NULL_REASONS,
     PRICE_BASES,
     REASONING,
+    ReasoningSetting,
     Revision,
     SPEND_STATUS,
     ScheduleId,
@@ -72,6 +73,8 @@ SCHEMA_DIAGNOSTICS = Obj(
         "cost_basis": Enum(vocabulary.COST_BASES),
         "wire_cost_usd": Num(),
         "cache_write_observable": Bool(),
+        # Each reasoning setting the attempt's requests asked for (campaign.profiler.wire): words and numbers.
+        "reasoning_requested": List(ReasoningSetting(), max_items=16),
         "catalog_tool_counts": Map(Sha256(), Int(), max_items=64),
         "catalog_schema_tokens": Map(Sha256(), Int(), max_items=64),
         "wire_adapter_disagreements": Map(Enum(vocabulary.DISAGREEMENT_COUNTERS), Obj({"wire": Int(), "adapter": Int()}), max_items=8),
