@@ -78,6 +78,9 @@ class Prices:
     cached_input: float
     cache_write: float
     output: float
+    # Anthropic's 1-hour cache writes, priced apart from cache_write (the 5-minute ones);
+    # None: the catalog gives no such price, so a 1-hour write seen leaves spend unknown.
+    cache_write_1h: float | None = None
 
 
 @dataclass(frozen=True)
@@ -171,12 +174,14 @@ def provider_for_route(catalog: Catalog, route: str) -> Provider | None:
     return next((p for p in catalog.providers if p.route == route), None)
 
 
-def equivalent_spend(counters: Any, provider: Provider, *, unbilled: Iterable[str] = ()) -> EquivalentSpend:
+def equivalent_spend(counters: Any, provider: Provider, *, unbilled: Iterable[str] = (), cache_write_1h_tokens: int | None = None) -> EquivalentSpend:
     """Recorded counters x list prices (formula in the module docstring).
 
     ``counters`` is anything carrying the four SPEND_COUNTERS: a mapping, an
     AgentRecord, or an attempt row. ``unbilled`` names counters the wire format
     cannot carry; such a counter that is unknown counts as 0 where its price is 0.0.
+    ``cache_write_1h_tokens``: the part of ``cache_write_tokens`` written to the 1-hour
+    cache, priced at ``cache_write_1h`` instead; with no such price it is unknown spend.
     """
     prices = (provider.prices.uncached_input, provider.prices.cached_input, provider.prices.cache_write, provider.prices.output)
     unbilled = set(unbilled)
@@ -184,8 +189,12 @@ def equivalent_spend(counters: Any, provider: Provider, *, unbilled: Iterable[st
     values = [0 if v is None and name in unbilled and price == 0.0 else v for v, name, price in zip(values, SPEND_COUNTERS, prices)]
     if any(v is None for v in values):
         return EquivalentSpend(None, provider.basis)
-    usd = sum(tokens * price for tokens, price in zip(values, prices)) / 1_000_000
-    return EquivalentSpend(round(usd, 6), provider.basis)
+    usd = sum(tokens * price for tokens, price in zip(values, prices))
+    if cache_write_1h_tokens:
+        if provider.prices.cache_write_1h is None:
+            return EquivalentSpend(None, provider.basis)  # never at the 5-minute rate
+        usd += cache_write_1h_tokens * (provider.prices.cache_write_1h - provider.prices.cache_write)
+    return EquivalentSpend(round(usd / 1_000_000, 6), provider.basis)
 
 
 # --- validation -------------------------------------------------------------------
@@ -266,10 +275,12 @@ def _upstream(value: Any, where: str) -> str | None:
 def _prices(table: Any, where: str) -> Prices:
     if not isinstance(table, dict):
         raise ValueError(f"{where} must be a table of USD per million tokens")
-    _no_unknown_keys(table, set(PRICE_CATEGORIES), f"{where}.")
+    _no_unknown_keys(table, {*PRICE_CATEGORIES, "cache_write_1h"}, f"{where}.")
     values = {}
-    for key in PRICE_CATEGORIES:
+    for key in (*PRICE_CATEGORIES, "cache_write_1h"):
         if key not in table:
+            if key == "cache_write_1h":
+                continue  # optional: only routes that bill 1-hour cache writes apart
             raise ValueError(f"{where}: missing key {key}")
         value = table[key]
         numeric = isinstance(value, (int, float)) and not isinstance(value, bool)

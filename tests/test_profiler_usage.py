@@ -173,3 +173,25 @@ def test_a_gemini_total_that_does_not_match_its_parts_is_a_conflict():
         wrong = {**answer, "usageMetadata": {**meta, "totalTokenCount": total}}
         for observed in (usage.observe_json("gemini", json.dumps(wrong).encode()), _observe("gemini", wrong)):
             assert observed.usage_conflict and not observed.complete, total
+
+
+# --- Anthropic's 1-hour cache writes: counted apart where the response breaks them down
+
+
+def test_an_anthropic_response_says_how_many_cache_writes_went_to_the_1_hour_cache():
+    body = {"id": "msg_1", "usage": {"input_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 3000,
+                                     "cache_creation": {"ephemeral_5m_input_tokens": 1000, "ephemeral_1h_input_tokens": 2000}, "output_tokens": 5}}  # fmt: skip
+    observed = usage.observe_json("anthropic", json.dumps(body).encode())
+    assert (observed.cache_write, observed.cache_write_1h) == (3000, 2000)
+    streamed = _observe(
+        "anthropic",
+        {"type": "message_start", "message": {"id": "msg_1", "usage": body["usage"] | {"output_tokens": 1}}},
+        {"type": "message_delta", "usage": {"output_tokens": 5}},
+        {"type": "message_stop"},
+    )
+    assert (streamed.cache_write, streamed.cache_write_1h, streamed.complete) == (3000, 2000, True)
+    summary = wire.summarize_request("/v1/messages", json.dumps({"model": "m", "messages": []}).encode())
+    assert proxy.model_record(1, summary, None, 200, observed)["usage"]["cache_write_1h"] == 2000
+    # No breakdown: nothing is said about the 1-hour cache, and the capture line is as before.
+    plain = usage.observe_json("anthropic", json.dumps({"id": "msg_2", "usage": {"input_tokens": 1, "cache_creation_input_tokens": 7, "output_tokens": 1}}).encode())
+    assert plain.cache_write_1h is None and "cache_write_1h" not in proxy.model_record(2, summary, None, 200, plain)["usage"]

@@ -103,6 +103,20 @@ def test_equivalent_spend_matches_a_hand_computation(counters, expected):
     assert spend.label == EQUIVALENT_SPEND_LABEL == "list-price equivalent, not billed"
 
 
+def test_one_hour_cache_writes_are_priced_at_their_own_price_never_the_5_minute_rate(tmp_path):
+    names = ("uncached_input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+    counters = dict(zip(names, (0, 0, 3_000_000, 0)))
+    priced = load_catalog(_write(tmp_path, _GOOD.replace("cache_write = 1.25", "cache_write = 1.25\ncache_write_1h = 2.0"))).get("acme")
+    assert priced.prices.cache_write_1h == 2.0
+    # 1M of the 3M written went to the 1-hour cache: 2M at 1.25, 1M at 2.0.
+    assert equivalent_spend(counters, priced, cache_write_1h_tokens=1_000_000).usd == pytest.approx(4.5)
+    assert equivalent_spend(counters, priced).usd == pytest.approx(3.75)
+    unpriced = load_catalog(_write(tmp_path, _GOOD)).get("acme")
+    assert unpriced.prices.cache_write_1h is None
+    assert equivalent_spend(counters, unpriced, cache_write_1h_tokens=1_000_000).usd is None  # unknown, not the 5-minute price
+    assert equivalent_spend(counters, unpriced, cache_write_1h_tokens=0).usd == pytest.approx(3.75)
+
+
 def test_equivalent_spend_reads_agent_records_and_rows():
     zai = load_catalog().get("zai")
     record = AgentRecord(uncached_input_tokens=500_000, cached_input_tokens=1_000_000, cache_write_tokens=0, output_tokens=100_000)

@@ -156,6 +156,26 @@ def test_cache_writes_a_priced_route_did_not_report_are_unknown_spend_not_zero()
     assert priced(merge(reported, summarize(seen)), plan, True)[1] is True
 
 
+def test_one_hour_cache_writes_are_priced_at_their_own_rate_or_left_unknown():
+    """Anthropic's 1-hour cache writes cost more than its 5-minute ones: with the catalog's
+    cache_write_1h they are priced at it, in the row and in the watch alike; without it a
+    1-hour write seen leaves the list-price equivalent unknown (a client that reports no
+    cost of its own then has no complete spend), never priced at the 5-minute rate."""
+    written = {"uncached_input": 0, "cached_input": 0, "cache_write": 3_000_000, "cache_write_1h": 1_000_000, "output": 0}
+    flushed = parse_capture(_model_line(1, usage=written) + b'{"kind": "flush", "records": 1}\n')
+    plan = _plan()
+    priced_1h = replace(plan, provider=replace(plan.provider, prices=replace(plan.provider.prices, cache_write_1h=6.0)))
+    _, complete, equivalent = priced(merge(unknown_record(None), summarize(flushed)), priced_1h, True)
+    assert equivalent == pytest.approx(2 * 3.75 + 1 * 6.0) and complete is True  # wire-costed: the figure is the cost
+    assert spend_watch.spent_at_least(flushed, priced_1h.provider.prices) == Decimal("13.5")
+    _, complete, equivalent = priced(merge(unknown_record(None), summarize(flushed)), plan, True)
+    assert (equivalent, complete) == (None, False)
+    assert spend_watch.spent_at_least(flushed, plan.provider.prices) == Decimal("11.25")  # a lower bound: all at 3.75
+    reported = AgentRecord(completed_turns=1, cache_write_tokens=3_000_000, cost_usd=14.0, cost_reported=True)
+    record, complete, equivalent = priced(merge(reported, summarize(flushed)), plan, True)
+    assert (record.cost_usd, complete, equivalent) == (14.0, True, None)  # the client's own cost stands
+
+
 def test_with_a_count_unknown_the_watch_stops_on_what_the_known_counts_cost():
     """A provider that leaves out its cache-read count (or a Chat endpoint without
     prompt_tokens_details) makes the row's spend unknown; what the wire did see is a

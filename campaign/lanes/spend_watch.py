@@ -73,6 +73,10 @@ def spent_at_least(capture: Capture, prices: Prices) -> Decimal | None:
             if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
                 total += tokens * to_decimal(getattr(prices, counter))
                 seen = True
+        one_hour = usage.get("cache_write_1h") if isinstance(usage, dict) else None
+        if prices.cache_write_1h is not None and isinstance(one_hour, int) and not isinstance(one_hour, bool) and one_hour > 0:
+            # Counted above at the 5-minute rate; with no 1-hour price that stays a lower bound.
+            total += one_hour * (to_decimal(prices.cache_write_1h) - to_decimal(prices.cache_write))
     return total / 1_000_000 if seen else None
 
 

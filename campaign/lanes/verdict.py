@@ -118,7 +118,9 @@ def priced(record: AgentRecord, plan: AttemptPlan, flush_complete: bool | None) 
     that reports its own keeps it, and the wire figure is a cross-check in the diagnostics."""
     # Cache writes cross no OpenAI-format wire: unknown there, and not billed apart (price 0.0).
     unbilled = ("cache_write_tokens",) if (record.schema_diagnostics or {}).get("cache_write_observable") is False else ()
-    equivalent = equivalent_spend(record, plan.provider, unbilled=unbilled).usd if plan.provider else None
+    one_hour = (record.schema_diagnostics or {}).get("cache_write_1h_tokens")
+    one_hour = one_hour if isinstance(one_hour, int) and not isinstance(one_hour, bool) else None
+    equivalent = equivalent_spend(record, plan.provider, unbilled=unbilled, cache_write_1h_tokens=one_hour).usd if plan.provider else None
     estimated = wire_cost(record, flush_complete=flush_complete, equivalent_usd=equivalent) if plan.profiling else None
     diagnostics = dict(record.schema_diagnostics or {}) if plan.profiling else None
     if estimated is not None:

@@ -88,6 +88,8 @@ def model_record(
     if obs is not None and obs.has_usage:
         # Kept whether terminal or not: a cut stream's message_start input was billed too.
         usage = {"uncached_input": obs.uncached_input, "cached_input": obs.cached_input, "cache_write": obs.cache_write, "output": obs.output}
+        if obs.cache_write_1h is not None:  # only where the response broke its cache writes down
+            usage["cache_write_1h"] = obs.cache_write_1h
     return {
         "kind": "model",
         "seq": seq,

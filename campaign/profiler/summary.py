@@ -133,6 +133,8 @@ def _diagnostics(capture: Capture, completed: list[dict[str, Any]], billed: list
         "catalog_schema_tokens": tokens,
         "flush_complete": capture.flush_complete,
         "reasoning_requested": reasoning_requested(requests),
+        # Of the cache writes, those to the 1-hour cache (priced apart); None: no breakdown seen.
+        "cache_write_1h_tokens": _sum([(r.get("usage") or {}).get("cache_write_1h") for r in billed]),
     }
 
 

@@ -40,6 +40,9 @@ class UsageObservation:
     # The stream contradicted itself about its usage: a count that went down, a second
     # message or terminal response, events after its end. The larger figures are kept.
     usage_conflict: bool = False
+    # Of cache_write, the tokens written to Anthropic's 1-hour cache (priced apart from the
+    # 5-minute writes); None where the response gave no breakdown.
+    cache_write_1h: int | None = None
 
     @property
     def has_usage(self) -> bool:
@@ -125,6 +128,7 @@ def _anthropic_usage(usage: dict[str, Any]) -> dict[str, Any]:
         "output": _count(usage.get("output_tokens")),
         "cache_read_observable": "cache_read_input_tokens" in usage,
         "cache_write_observable": "cache_creation_input_tokens" in usage,
+        "cache_write_1h": _count(_dig(usage, "cache_creation", "ephemeral_1h_input_tokens")),
     }
 
 
