@@ -18,17 +18,50 @@ checks, the report, resume and workers: what it cannot read is None, never guess
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from campaign.canonical import spec_digest
+from campaign.errors import UsageProblem
 from campaign.schedule import ScheduledTrial, build_schedule, schedule_rows, single_rows
 
 # What each lane stores under ``kind`` (the paired lanes store none); ``lane_of``.
 CAMPAIGN, NONPAIRED, PAIRED = "campaign", "nonpaired", "paired"
 # Experiments that pin no schedule: a probe's and a task check's.
 PROBE, TASK_CHECK = "probe", "task_check"
+
+
+# A variant's name is an operator's id that reaches trial ids, the store and the reports:
+# lower case, digits, '-' and '_', starting with a letter, short enough for a table.
+VARIANT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+VARIANT_NAME_RULE = "a lower-case letter, then lower-case letters, digits, '-' or '_', at most 32 characters"
+# The most variants one experiment compares (the report lists each with its comparison).
+MAX_VARIANTS = 8
+
+
+def variant_names(value: str | None, defined: Sequence[str], *, option: str = "--variants", by: str = "the agent profile") -> tuple[str, ...]:
+    """The variants ``value`` (``A,B,C``) picks, in its order, the first the baseline; all of
+    ``defined`` in their order when it is None. One line naming what is wrong otherwise."""
+    if value is None:
+        return tuple(defined)
+    names = tuple(v.strip() for v in value.split(","))
+    for name in names:
+        if not VARIANT_NAME.fullmatch(name):
+            shown = repr(name) if len(name) <= 40 else repr(name[:40] + "...")
+            raise UsageProblem(f"{shown} is not a variant name: {VARIANT_NAME_RULE}", option=option)
+    repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if repeated is not None:
+        raise UsageProblem(f"variant {repeated} is listed twice; each variant runs once per pair", option=option)
+    if len(names) < 2:
+        raise UsageProblem(f"a paired comparison needs at least two variants, the first the baseline; got {value!r}", option=option)
+    if len(names) > MAX_VARIANTS:
+        raise UsageProblem(f"{len(names)} variants: one experiment compares at most {MAX_VARIANTS}", option=option)
+    unknown = next((n for n in names if n not in defined), None)
+    if unknown is not None:
+        raise UsageProblem(f"unknown variant {unknown}: {by} defines {', '.join(defined)}", option=option)
+    return names
 
 
 @dataclass(frozen=True)
@@ -361,7 +394,7 @@ def _text(value: Any) -> str:
 
 
 __all__: Sequence[str] = (
-    "CAMPAIGN", "NONPAIRED", "PAIRED", "PROBE", "TASK_CHECK",
+    "CAMPAIGN", "NONPAIRED", "PAIRED", "PROBE", "TASK_CHECK", "VARIANT_NAME", "MAX_VARIANTS", "variant_names",
     "Variant", "PairedExperiment", "ProviderBinding", "CampaignExperiment", "nonpaired", "probe", "task_check", "digest", "differences", "suite_differences",
     "parse", "lane_of", "read", "Stored", "StoredSchedule", "stored_schedule",
 )  # fmt: skip

@@ -79,7 +79,11 @@ def invariants(out: Path) -> None:
         (["coding", "--campaign", "--output-dir", "X", "--providers", "offline,replay", "--model", "offline:x"], "--model applies to a campaign of one provider"),
         (["coding", "--campaign", "--output-dir", "X", "--run-timeout", "5"], "--run-timeout do not apply with --campaign"),
         (["coding", "--campaign"], "--campaign needs --output-dir"),
-        (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline,budget"], "only baseline,coding is supported"),
+        (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline,budget"], "--variants: unknown variant budget: this engine defines baseline, coding"),
+        (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline,baseline"], "variant baseline is listed twice"),
+        (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline"], "needs at least two variants, the first the baseline; got 'baseline'"),
+        (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline,Coding"], "'Coding' is not a variant name: a lower-case letter, then"),
+        (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline,coding,a,b,c,d,e,f,g"], "9 variants: one experiment compares at most 8"),
         (["coding", "--campaign", "--output-dir", "X", "--providers", "nope"], "--providers"),
         (["coding", "--campaign", "--output-dir", "X", "--control-plane-port", "70000"], "--control-plane-port"),
         (["coding", "--campaign", "--output-dir", "X", "--providers", "anthropic", "--agent", "offline", "--live"], "ANTHROPIC_API_KEY"),
@@ -87,7 +91,7 @@ def invariants(out: Path) -> None:
         # An empty list is a mistake, never the default (issue 26: --tasks '' ran all twelve).
         (["coding", "--campaign", "--output-dir", "X", "--tasks", ""], "--tasks is empty"),
         (["coding", "--campaign", "--output-dir", "X", "--tasks", " ", "--live"], "--tasks is empty"),
-        (["coding", "--campaign", "--output-dir", "X", "--variants", ""], "only baseline,coding is supported, got ''"),
+        (["coding", "--campaign", "--output-dir", "X", "--variants", ""], "'' is not a variant name"),
         (["coding", "--campaign", "--output-dir", "X", "--providers", ""], "--providers"),
     ],
 )

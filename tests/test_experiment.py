@@ -11,6 +11,7 @@ import pytest
 
 from campaign import experiment
 from campaign.canonical import spec_digest
+from campaign.errors import UsageProblem
 from campaign.experiment import CampaignExperiment, ProviderBinding, Stored, Variant
 from campaign.schedule import build_schedule, single_run
 
@@ -128,3 +129,28 @@ def test_what_a_stored_experiment_records_per_variant_and_task():
 def test_a_nonpaired_run_names_its_suite_only_when_it_ran_one():
     assert "task_suite" not in experiment.nonpaired("offline", "offline:offline", ["alpha"], 660, None)
     assert experiment.nonpaired("offline", "offline:offline", ["alpha"], 660, {"name": "s"})["task_suite"] == {"name": "s"}
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("default,Lean", "'Lean' is not a variant name"),
+        ("default,lean,", "'' is not a variant name"),
+        ("default,9lean", "'9lean' is not a variant name"),
+        ("default," + "l" * 33, "is not a variant name: a lower-case letter, then lower-case letters, digits, '-' or '_', at most 32 characters"),
+        ("default,lean,default", "variant default is listed twice"),
+        ("lean", "needs at least two variants, the first the baseline"),
+        ("default,terse", "unknown variant terse: the agent profile defines default, lean, long_prompt"),
+        (",".join(f"v{i}" for i in range(9)), "9 variants: one experiment compares at most 8"),
+    ],
+)
+def test_a_variant_list_that_is_not_a_comparison_is_one_line_naming_the_option(value, says):
+    with pytest.raises(UsageProblem) as raised:
+        experiment.variant_names(value, ("default", "lean", "long_prompt"))
+    assert says in str(raised.value) and raised.value.option == "--variants" and "\n" not in str(raised.value)
+
+
+def test_variants_are_picked_in_the_order_given_and_default_to_every_one_defined():
+    defined = ("default", "lean", "long_prompt")
+    assert experiment.variant_names(None, defined) == defined
+    assert experiment.variant_names(" long_prompt, default ", defined) == ("long_prompt", "default")

@@ -47,6 +47,30 @@ def test_odd_repetitions_are_as_balanced_as_possible_and_orders_alternate(tasks,
         assert all(a != b for a, b in zip(orders, orders[1:]))
 
 
+variant_sets = st.lists(st.from_regex(r"[a-z][a-z0-9_-]{0,9}", fullmatch=True), min_size=2, max_size=5, unique=True)
+
+
+@given(tasks=task_names, variants=variant_sets, rounds=st.integers(1, 3), extra=st.integers(0, 4), seed=seeds)
+@settings(max_examples=80, deadline=None)
+def test_n_variants_take_each_position_equally_often_where_the_repetitions_allow(tasks, variants, rounds, extra, seed):
+    """The seeded shuffle, rotated by the repetition, is a cyclic Latin square: over
+    every run of len(variants) repetitions of a task, each variant holds each position
+    once; over any count, no variant holds a position more than once more than another."""
+    extra %= len(variants)
+    repetitions = rounds * len(variants) + extra
+    schedule = build_schedule(tasks, repetitions, seed, variants)
+    for task in tasks:
+        pairs = [[t.variant for t in sorted(schedule, key=lambda t: t.pair_order) if t.task == task and t.repetition == r] for r in range(1, repetitions + 1)]
+        assert all(sorted(pair) == sorted(variants) for pair in pairs)  # one trial per variant in every pair
+        for position in range(len(variants)):
+            held = Counter(pair[position] for pair in pairs)
+            assert set(held) <= set(variants)
+            counts = [held.get(v, 0) for v in variants]
+            assert max(counts) - min(counts) <= 1
+            if extra == 0:
+                assert counts == [rounds] * len(variants)
+
+
 @given(tasks=task_names, repetitions=st.integers(1, 6), seed=seeds)
 @settings(max_examples=60, deadline=None)
 def test_trials_are_interleaved_by_pair(tasks, repetitions, seed):
