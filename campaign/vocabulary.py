@@ -178,6 +178,7 @@ TASK_CHECK_REASONS = (
     "verifier_timeout",  # the verifier did not finish within its deadline
     "needs_image",  # a Harbor environment/ that does more than copy files into /app, and no runtime can build it
     "image_build_failed",  # the task's environment/Dockerfile did not build (the step and the runtime's line)
+    "image_missing",  # task.toml names a prebuilt docker_image that is not on this machine (nothing is pulled)
     "needs_privilege",  # Harbor's paths need a private mount namespace (CAP_SYS_ADMIN)
     "engine_error",  # the check itself could not run the task to the end
 )

@@ -84,7 +84,21 @@ def test_a_compose_file_or_a_prebuilt_image_needs_one_too(tmp_path):
     compose = harbor_task(tmp_path / "a", "FROM x\n", files={"docker-compose.yaml": "services: {}\n"})
     assert "compose file" in loaded(compose.parent).needs_image
     prebuilt = harbor_task(tmp_path / "b", "FROM x\n", toml='[environment]\ndocker_image = "me/img:1"\n')
-    assert "docker_image" in loaded(prebuilt.parent).needs_image
+    task = loaded(prebuilt.parent)
+    assert "docker_image" in task.needs_image
+    # A check uses that image as it is here (never pulled, never built from environment/).
+    assert (task.image_ref, task.image_context) == ("me/img:1", None)
+    assert loaded(compose.parent).image_context is None  # services: no one image to build
+
+
+@pytest.mark.parametrize("ref", ['"me/img:1; rm -rf /"', '"-v /:/host img"', "7", '""'])
+def test_a_docker_image_that_is_no_image_reference_is_refused(tmp_path, ref):
+    task = harbor_task(tmp_path / "suite", "FROM x\n", toml=f"[environment]\ndocker_image = {ref}\n")
+    if ref == '""':  # empty: none named, as before
+        assert loaded(task.parent).image_ref is None
+        return
+    with pytest.raises(UsageProblem, match="docker_image must be an image reference"):
+        loaded(task.parent)
 
 
 def test_without_the_privilege_a_harbor_task_cannot_run(tmp_path):

@@ -91,3 +91,29 @@ def test_with_no_runtime_a_suite_of_image_tasks_is_refused_in_one_line(runner, t
         (line,) = [line for line in result.output.splitlines() if line.startswith("Error:")]
         assert says in line and "--container-runtime" in line
         assert "checking" not in result.output and not any(task_checks.iterdir())
+
+
+def test_a_prebuilt_image_is_used_as_it_is_here_and_a_missing_one_is_named(base, runner, tmp_path, task_checks):
+    runtime, image = base
+    context = tmp_path / "prebuilt"
+    context.mkdir()
+    (context / "Dockerfile").write_text(f'FROM {image}\nWORKDIR /app\nRUN printf "7 8\\n" > /app/numbers.txt\n')
+    prebuilt = containers.image_tag("prebuilt-for-a-check", context)
+    suite = tmp_path / "suite"
+    for name, ref in (("sum-prebuilt", prebuilt), ("sum-prebuilt-missing", "localhost/campaign-no-such-image:1")):
+        task = image_task(suite, name, image, "")
+        (task / "task.toml").write_text(f'[verifier]\ntimeout_sec = 60\n[environment]\ndocker_image = "{ref}"\n')
+    containers.build_image(runtime, context, prebuilt, task="prebuilt-for-a-check")
+    try:
+        result = runner.invoke(cli, ["tasks", "check", "--task-suite", str(suite), "--runs", "2"])
+        assert result.exit_code == 1, result.output
+        found = lines(result.output)
+        assert found["sum-prebuilt"] == "sound    sum-prebuilt"
+        assert found["sum-prebuilt-missing"] == (
+            "unsound  sum-prebuilt-missing: image_missing (task.toml names localhost/campaign-no-such-image:1, "
+            "which is not on this machine; nothing is pulled: load it here first)"
+        )
+        containers.image_id(runtime, prebuilt)  # not the check's to remove
+        assert containers.containers_labelled(runtime, LABEL, "sum-prebuilt") == []
+    finally:
+        containers.remove_image(runtime, prebuilt)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,6 +34,8 @@ TEST_SCRIPT = "test.sh"
 VERIFIER_ARGV = ("bash", f"/tests/{TEST_SCRIPT}")
 # Instructions that only describe an image (what it runs, exposes, is labelled): ignored.
 _METADATA = {"LABEL", "CMD", "ENTRYPOINT", "EXPOSE", "MAINTAINER", "STOPSIGNAL", "HEALTHCHECK"}
+# An image reference as runtimes read one: [REGISTRY/]NAME[:TAG][@sha256:DIGEST].
+_IMAGE_REF = re.compile(r"[a-z0-9][A-Za-z0-9._/:-]{0,254}(?:@sha256:[0-9a-f]{64})?")
 _ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")
 
 
@@ -54,7 +57,10 @@ def load_harbor_task(root: Path, suite_root: Path) -> Task:
     verifier, agent, environment = (_table(data, key, problem) for key in ("verifier", "agent", "environment"))
     copies, reason = workspace_plan(root / "environment", problem)
     buildable = reason is not None and (root / "environment" / "Dockerfile").is_file() and not _compose(root / "environment")
-    if environment.get("docker_image"):
+    prebuilt = environment.get("docker_image")
+    if prebuilt:
+        if not isinstance(prebuilt, str) or not _IMAGE_REF.fullmatch(prebuilt):
+            raise problem("task.toml: [environment] docker_image must be an image reference (NAME[:TAG][@sha256:DIGEST])")
         reason, buildable = "task.toml names a prebuilt docker_image", False
     return Task(
         name=name,
@@ -75,6 +81,7 @@ def load_harbor_task(root: Path, suite_root: Path) -> Task:
         workspace=copies,
         needs_image=reason,
         image_context=root / "environment" if buildable else None,
+        image_ref=prebuilt or None,
     )
 
 

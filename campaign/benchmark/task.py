@@ -86,6 +86,9 @@ class Task:
     workspace: tuple[tuple[str, str], ...] = ()
     needs_image: str | None = None
     image_context: Path | None = None
+    # A prebuilt image ``task.toml`` names (``[environment] docker_image``): used as it is
+    # on this machine, never pulled.
+    image_ref: str | None = None
 
     @property
     def harbor(self) -> bool:

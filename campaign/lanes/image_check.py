@@ -1,12 +1,13 @@
-"""`campaign tasks check` for a task that ships its own image (``Task.image_context``).
+"""`campaign tasks check` for a task that ships its own image (``Task.image_context``), or
+names a prebuilt one (``Task.image_ref``, used as it is on this machine, never pulled).
 
 The task's ``environment/`` is built once with the machine's container runtime (no
 network, tagged by the digest of the context), and each run gets a fresh container of
 it: for the solution condition the reference solution is copied in and run, then (for
 both conditions) the hidden tests are copied in, only then, and the verifier runs under
 its own deadline; its reward file (or its exit status) is the verdict, judged exactly
-as for host tasks. Every container is removed when its run ends, and the image when the
-task's check ends: a check leaves nothing in the runtime's store.
+as for host tasks. Every container is removed when its run ends, and an image the check
+built when the task's check ends: a check leaves nothing in the runtime's store.
 """
 
 from __future__ import annotations
@@ -35,20 +36,30 @@ class ContainerRun:
     error: str | None = None
 
 
-def check_in_image(task: Task, runtime: containers.Runtime, runs: int, timeout: float = DEFAULT_TIMEOUT) -> tuple[list[ContainerRun], list[ContainerRun]] | str:
-    """(fixture runs, solution runs), or the one line saying why the image did not build."""
+def check_in_image(task: Task, runtime: containers.Runtime, runs: int, timeout: float = DEFAULT_TIMEOUT) -> tuple[list[ContainerRun], list[ContainerRun]] | tuple[str, str]:
+    """(fixture runs, solution runs), or (reason, the one line saying why there is no image)."""
+    if task.image_ref is not None:
+        # Prebuilt: used by its ID as it is here (never pulled), and left where it was.
+        try:
+            image = containers.image_id(runtime, task.image_ref)
+        except containers.ContainerProblem:
+            return "image_missing", f"task.toml names {task.image_ref}, which is not on this machine; nothing is pulled: load it here first"
+        return _runs(task, runtime, image, runs, timeout)
     assert task.image_context is not None
     tag = containers.image_tag(task.name, task.image_context)
     try:
         image = containers.build_image(runtime, task.image_context, tag, task=task.name)
     except containers.ContainerProblem as exc:
-        return str(exc).removeprefix(f"task {task.name}: ")
+        return "image_build_failed", str(exc).removeprefix(f"task {task.name}: ")
     try:
-        fixture = [_run(task, runtime, image, solve=False, timeout=timeout) for _ in range(runs)]
-        solution = [_run(task, runtime, image, solve=True, timeout=timeout) for _ in range(runs)]
+        return _runs(task, runtime, image, runs, timeout)
     finally:
         containers.remove_image(runtime, tag)
-    return fixture, solution
+
+
+def _runs(task: Task, runtime: containers.Runtime, image: str, runs: int, timeout: float) -> tuple[list[ContainerRun], list[ContainerRun]]:
+    fixture = [_run(task, runtime, image, solve=False, timeout=timeout) for _ in range(runs)]
+    return fixture, [_run(task, runtime, image, solve=True, timeout=timeout) for _ in range(runs)]
 
 
 def _run(task: Task, runtime: containers.Runtime, image: str, *, solve: bool, timeout: float) -> ContainerRun:

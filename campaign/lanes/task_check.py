@@ -69,7 +69,7 @@ def static_reason(task: Task, privileged: bool) -> TaskCheck | None:
 
 def needs_runtime(tasks: Sequence[Task]) -> bool:
     """Whether checking ``tasks`` builds an image (so a container runtime must be there)."""
-    return any(t.image_context is not None for t in tasks)
+    return any(t.image_context is not None or t.image_ref is not None for t in tasks)
 
 
 def judge(task: str, fixture: Sequence[AttemptOutcome | ContainerRun], solution: Sequence[AttemptOutcome | ContainerRun]) -> TaskCheck:
@@ -127,7 +127,7 @@ def check_tasks(
     digests = {t.name: task_digest(t) for t in tasks}
     found: dict[str, TaskCheck] = {}
     for task in tasks:
-        if task.image_context is not None and runtime is not None:
+        if (task.image_context is not None or task.image_ref is not None) and runtime is not None:
             found[task.name] = _in_image(task, runtime, runs, timeout)
             progress(found[task.name])
             continue
@@ -152,9 +152,9 @@ def check_tasks(
 
 def _in_image(task: Task, runtime: containers.Runtime, runs: int, timeout: float) -> TaskCheck:
     checked = image_check.check_in_image(task, runtime, runs, timeout)
-    if isinstance(checked, str):
-        return TaskCheck(task.name, "image_build_failed", checked)
-    return judge(task.name, *checked)
+    if isinstance(checked[0], str):
+        return TaskCheck(task.name, *checked)  # type: ignore[arg-type]
+    return judge(task.name, *checked)  # type: ignore[arg-type]
 
 
 def _record(task: Task, digest: str, result: TaskCheck, clock: Callable[[], dt.datetime], environ: Mapping[str, str]) -> None:
