@@ -53,7 +53,9 @@ class AttemptPlan:
         return self.wire is not None
 
     @property
-    def expected_profile(self) -> str | None:
+    def expected_disclosure(self) -> str | None:
+        """The disclosure profile (not the agent ``profile``) the variant's config applies,
+        which the attempt must be seen to apply; None for a run without variants."""
         return VARIANT_PROFILES.get(self.variant) if self.variant else None
 
 

@@ -41,7 +41,7 @@ def resolved_profile(config_path: Path | None) -> str | None:
 def profile_gate(plan: AttemptPlan, config_path: Path | None) -> bool:
     """Before any client call: the config must resolve to the variant's profile, and the
     agent must be able to report what it applied; otherwise no coding label on legacy."""
-    expected = plan.expected_profile
+    expected = plan.expected_disclosure
     if expected is None:
         return True
     if plan.profile.applied_profile_from == "none":
@@ -106,7 +106,7 @@ def classify(
         return "failed", record.error_class or "verifier_failed", False
     if plan.task.requires_failed_tool_call and not (record.tool_errors or 0) >= 1:
         return "failed", "no_failed_tool_call", False
-    expected = plan.expected_profile
+    expected = plan.expected_disclosure
     if expected is not None and expected not in (record.applied_profiles or ()):
         return "failed", "profile_unconfirmed", False
     return "passed", None, True
