@@ -56,6 +56,23 @@ def test_list_and_show_a_suite_say_what_is_not_yet_checked(runner):
     assert "run_tests.sh" not in shown.output, "the hidden verifier's files are never listed"
 
 
+def test_show_says_how_a_task_that_needs_an_image_gets_one(runner, tmp_path):
+    shown = runner.invoke(cli, ["tasks", "show", "harbor-needs-image", "--task-suite", str(SUITES / "unsound")])
+    assert shown.exit_code == 0, shown.output
+    assert "needs_image: RUN in environment/Dockerfile needs an image build" in shown.output
+    assert "image: built from environment/ (tasks check builds it with the container runtime and runs in it)" in shown.output
+    task = tmp_path / "suite" / "prebuilt"
+    for part in ("tests", "solution"):
+        (task / part).mkdir(parents=True)
+    (task / "instruction.md").write_text("Do it.\n")
+    (task / "tests" / "test.sh").write_text("exit 0\n")
+    (task / "solution" / "solve.sh").write_text("true\n")
+    (task / "task.toml").write_text('[environment]\ndocker_image = "localhost/tools:1"\n')
+    shown = runner.invoke(cli, ["tasks", "show", "prebuilt", "--task-suite", str(tmp_path / "suite")])
+    assert shown.exit_code == 0, shown.output
+    assert "image: localhost/tools:1, prebuilt (tasks check runs in it as it is here; nothing is pulled)" in shown.output
+
+
 @pytest.mark.slow  # every example task run three times each way: 15 s
 def test_the_example_suites_are_sound_and_then_recorded_as_checked(runner):
     for suite, names in (("engine-example", 4), ("harbor-example", 3)):

@@ -88,6 +88,10 @@ def show(name: str, task_suite) -> None:
         click.echo(f"checked: {'yes' if checks.is_checked(digest) else 'no (run campaign tasks check)'}")
         if task.needs_image:
             click.echo(f"needs_image: {task.needs_image}")
+        if task.image_ref:
+            click.echo(f"image: {task.image_ref}, prebuilt (tasks check runs in it as it is here; nothing is pulled)")
+        elif task.image_context:
+            click.echo("image: built from environment/ (tasks check builds it with the container runtime and runs in it)")
     click.echo("fixture files:")
     for rel in benchmark.fixture_files(task):
         click.echo(f"  {rel}")
