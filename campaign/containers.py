@@ -1,7 +1,7 @@
 """The container runtime for tasks that ship their own environment (a Harbor Dockerfile).
 
 The runtime is the machine's own (podman first, docker if that is what there is); it is
-only ever asked to build from a local context and to run a local image with no network:
+only ever asked to build from a local context and to start a local image with no network:
 nothing is pulled. An image is tagged by the digest of its build context, so the same
 context is the same tag and a changed one is a new image, never a rebuilt old one.
 
@@ -35,16 +35,6 @@ class ContainerProblem(CampaignError):
 class Runtime:
     name: str  # podman or docker
     executable: str
-
-
-@dataclass(frozen=True)
-class Mount:
-    source: Path
-    target: str
-    read_only: bool = True
-
-    def arg(self) -> str:
-        return f"{self.source}:{self.target}:{'ro' if self.read_only else 'rw'}"
 
 
 def find_runtime(choice: str | None = None, which: Callable[[str], str | None] = shutil.which) -> Runtime:
@@ -92,34 +82,6 @@ def image_id(runtime: Runtime, ref: str) -> str:
     if done.returncode != 0 or not done.stdout.strip():
         raise ContainerProblem(f"image {ref} is not in {runtime.name}'s store: {_last_line(done.stderr)}")
     return done.stdout.strip().removeprefix("sha256:")
-
-
-def run(
-    runtime: Runtime,
-    image: str,
-    argv: Sequence[str],
-    *,
-    mounts: Sequence[Mount] = (),
-    workdir: str | None = None,
-    env: Mapping[str, str] | None = None,
-    labels: Mapping[str, str] | None = None,
-    timeout: float,
-) -> subprocess.CompletedProcess[str]:
-    """Run ``argv`` in a fresh container of ``image``, with no network, removed when it ends.
-    The container's own exit status is the result's."""
-    command = [runtime.executable, "run", "--rm", "--network", "none", "--stop-timeout", "1"]
-    for key, value in (labels or {}).items():
-        command += ["--label", f"{key}={value}"]
-    for mount in mounts:
-        command += ["--volume", mount.arg()]
-    for key, value in (env or {}).items():
-        command += ["--env", f"{key}={value}"]
-    if workdir is not None:
-        command += ["--workdir", workdir]
-    try:
-        return subprocess.run([*command, image, *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise ContainerProblem(f"a container of {image} ran past its {timeout:.0f} s") from None
 
 
 @dataclass(frozen=True)

@@ -50,14 +50,17 @@ def harbor_image_task(root: Path, base: str, dockerfile_steps: str) -> Path:
 def verdict(runtime: containers.Runtime, image: str, task_dir: Path, logs: Path, label: str, *, solve: bool) -> str:
     """The reward the task's own verifier writes, run in a fresh container of ``image``."""
     (task,) = load_suite(task_dir.parent).tasks
-    steps = ["bash /solution/solve.sh"] if solve else []
-    steps.append(" ".join(task.verifier.argv))
-    done = containers.run(
-        runtime, image, ["bash", "-c", " && ".join(steps)],
-        mounts=[containers.Mount(task_dir / "tests", "/tests"), containers.Mount(task_dir / "solution", "/solution"), containers.Mount(logs, "/logs", read_only=False)],
-        workdir="/app", labels={LABEL: label}, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    container = containers.start(runtime, image, labels={LABEL: label})
+    try:
+        if solve:
+            containers.copy_in(runtime, container, task_dir / "solution", "/solution")
+            assert containers.exec_in(runtime, container, ["bash", "/solution/solve.sh"], timeout=120).returncode == 0
+        containers.copy_in(runtime, container, task_dir / "tests", "/tests")
+        done = containers.exec_in(runtime, container, list(task.verifier.argv), timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert containers.copy_out(runtime, container, "/logs/verifier", logs / "verifier")
+    finally:
+        containers.remove(runtime, container)
     return (logs / "verifier" / "reward.txt").read_text().strip()
 
 

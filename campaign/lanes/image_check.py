@@ -36,21 +36,29 @@ class ContainerRun:
     error: str | None = None
 
 
-def check_in_image(task: Task, runtime: containers.Runtime, runs: int, timeout: float = DEFAULT_TIMEOUT) -> tuple[list[ContainerRun], list[ContainerRun]] | tuple[str, str]:
-    """(fixture runs, solution runs), or (reason, the one line saying why there is no image)."""
+@dataclass(frozen=True)
+class NoImage:
+    """Why a task's check had no image to run in: its reason and the one line saying so."""
+
+    reason: str  # image_missing | image_build_failed
+    detail: str
+
+
+def check_in_image(task: Task, runtime: containers.Runtime, runs: int, timeout: float = DEFAULT_TIMEOUT) -> tuple[list[ContainerRun], list[ContainerRun]] | NoImage:
+    """(fixture runs, solution runs), or why there was no image to run them in."""
     if task.image_ref is not None:
         # Prebuilt: used by its ID as it is here (never pulled), and left where it was.
         try:
             image = containers.image_id(runtime, task.image_ref)
         except containers.ContainerProblem:
-            return "image_missing", f"task.toml names {task.image_ref}, which is not on this machine; nothing is pulled: load it here first"
+            return NoImage("image_missing", f"task.toml names {task.image_ref}, which is not on this machine; nothing is pulled: load it here first")
         return _runs(task, runtime, image, runs, timeout)
     assert task.image_context is not None
     tag = containers.image_tag(task.name, task.image_context)
     try:
         image = containers.build_image(runtime, task.image_context, tag, task=task.name)
     except containers.ContainerProblem as exc:
-        return "image_build_failed", str(exc).removeprefix(f"task {task.name}: ")
+        return NoImage("image_build_failed", str(exc).removeprefix(f"task {task.name}: "))
     try:
         return _runs(task, runtime, image, runs, timeout)
     finally:

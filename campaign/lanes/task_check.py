@@ -152,9 +152,9 @@ def check_tasks(
 
 def _in_image(task: Task, runtime: containers.Runtime, runs: int, timeout: float) -> TaskCheck:
     checked = image_check.check_in_image(task, runtime, runs, timeout)
-    if isinstance(checked[0], str):
-        return TaskCheck(task.name, *checked)  # type: ignore[arg-type]
-    return judge(task.name, *checked)  # type: ignore[arg-type]
+    if isinstance(checked, image_check.NoImage):
+        return TaskCheck(task.name, checked.reason, checked.detail)
+    return judge(task.name, *checked)
 
 
 def _record(task: Task, digest: str, result: TaskCheck, clock: Callable[[], dt.datetime], environ: Mapping[str, str]) -> None:
