@@ -16,28 +16,53 @@ from campaign.store.limits import SpendLimits
 from campaign.store.money import to_decimal
 from campaign.store.repository.spend import counted_spend
 
-__all__ = ["ATTEMPT_EXCEEDED_CEILING", "Overrun", "budget_allows_next", "exceeded_ceiling", "overrun", "spend_complete", "spend_stop", "stopped_line", "wire_cost"]
+__all__ = ["ATTEMPT_EXCEEDED_CEILING", "CACHE_WRITES_UNSEEN", "NO_COST", "NO_FLUSH", "SPEND_GAPS", "UNMATCHED", "Overrun", "budget_allows_next", "exceeded_ceiling", "overrun", "spend_complete", "spend_gap", "spend_stop", "stored_gap", "stopped_line", "wire_cost"]
 
 # The stop reason of a lane whose attempt spent past its ceiling, and the failure class
 # of an attempt stopped for it while running (both in campaign.vocabulary).
 ATTEMPT_EXCEEDED_CEILING = "attempt_exceeded_ceiling"
 
 
-def spend_complete(record: AgentRecord, *, flush_complete: bool | None, profiling: bool, wire_costed: bool = False) -> bool:
-    """The spec's per-trial spend_complete.
+# Why an attempt's spend is not complete, the words its stop line and the README use.
+NO_COST = "no_cost"  # the client reported none and the wire proved none
+NO_FLUSH = "no_flush"  # no completed profiler flush: nothing proves the wire capture whole
+UNMATCHED = "usage_unmatched"  # a completed turn without its own matched terminal usage
+CACHE_WRITES_UNSEEN = "cache_writes_unseen"  # a route that bills cache writes apart, none counted
+SPEND_GAPS = {
+    NO_COST: "no cost: the client reported none and the wire did not prove one",
+    NO_FLUSH: "no completed profiler flush (a client that does not talk through the recording proxy never has one)",
+    UNMATCHED: "a completed turn without one-to-one matched request and terminal-usage identities",
+    CACHE_WRITES_UNSEEN: "the route bills cache writes apart and its responses did not say how many were written",
+}
 
-    Cost reported by the client (or, for a client that reports none, the engine's
-    ``wire_cost``), the profiler flush completed when profiling is on, and
-    one-to-one matched request/terminal-usage identities for every completed parent
-    turn with numeric counters, or the wire's proof that no request was billed (a
-    lone 429 the client gave up on). Anything less is incomplete and keeps whatever
-    partial numeric cost was seen.
+
+def spend_gap(record: AgentRecord, *, flush_complete: bool | None, wire_costed: bool = False) -> str | None:
+    """Why the spec's per-trial spend_complete fails for this attempt, or None when it holds.
+
+    Complete spend needs a cost reported by the client (or, for a client that reports
+    none, the engine's ``wire_cost``), a completed profiler flush, and one-to-one matched
+    request/terminal-usage identities for every completed parent turn with numeric
+    counters, or the wire's proof that no request was billed (a lone 429 the client gave
+    up on). The flush is required of every client: one that does not talk through the
+    recording proxy has none, so its spend is never complete, whatever it reports.
     """
     if record.cost_usd is None or not (record.cost_reported or wire_costed):
-        return False
-    if profiling and flush_complete is not True:
-        return False
-    return turn_usage_matched(record) or nothing_billed(record)
+        return NO_COST
+    if flush_complete is not True:
+        return NO_FLUSH
+    return None if turn_usage_matched(record) or nothing_billed(record) else UNMATCHED
+
+
+def stored_gap(cost_usd: float | None, flush_complete: bool | None) -> str:
+    """``spend_gap`` of an incomplete attempt's row, from the columns that say it (the turn
+    identities are not in the row: what else leaves it incomplete reads as unmatched)."""
+    return NO_COST if cost_usd is None else NO_FLUSH if flush_complete is not True else UNMATCHED
+
+
+def spend_complete(record: AgentRecord, *, flush_complete: bool | None, wire_costed: bool = False) -> bool:
+    """The spec's per-trial spend_complete (``spend_gap`` says why not). Anything less is
+    incomplete and keeps whatever partial numeric cost was seen."""
+    return spend_gap(record, flush_complete=flush_complete, wire_costed=wire_costed) is None
 
 
 def wire_cost(record: AgentRecord, *, flush_complete: bool | None, equivalent_usd: float | None) -> float | None:

@@ -125,14 +125,17 @@ def test_seeded_random_kills_never_leave_a_dead_end(tmp_path, straight, seed):
 
 def test_a_continuations_progress_counts_what_the_blocked_campaign_spent(tmp_path, straight):
     """The caps count the whole lineage, so the spend the continuation shows does too: the
-    killed attempt's spend is unknown (``+?``), and the known part adds up both campaigns'.
-    Before, only the continuation's own attempts and the carried results were shown."""
+    killed attempt's spend is unknown (``+?``), and the known part adds up both campaigns'
+    (as the caps count it: the offline agent off the wire has no flush, so each attempt's
+    list-price equivalent). Before, only the continuation's own attempts and the carried
+    results were shown."""
     out = tmp_path / "out"
     op = operator(tmp_path)
     last = op.follow(command(out), [Disruption(at="client:2")])
     assert last.returncode == 0 and "--continue-blocked" in last.argv, op.story()
     (final,) = [line for line in last.stderr.splitlines() if line.startswith("progress: campaign ")][-1:]
     with sqlite3.connect(out / "campaign.db") as conn:
-        unknown = conn.execute("SELECT count(*) FROM attempts WHERE spend_complete IS NOT 1").fetchone()[0]
-        known = conn.execute("SELECT sum(cost_usd) FROM attempts WHERE spend_complete = 1").fetchone()[0]
+        counted = "CASE WHEN spend_complete = 1 THEN cost_usd ELSE equivalent_spend_usd END"
+        unknown = conn.execute(f"SELECT count(*) FROM attempts WHERE {counted} IS NULL").fetchone()[0]
+        known = conn.execute(f"SELECT sum({counted}) FROM attempts").fetchone()[0]
     assert unknown == 1 and f"spend ${known:.4f}+?/no cap" in final, final

@@ -15,7 +15,9 @@ TASKS = "semver-precedence,invoice-rounding"
 
 
 def base(out: Path, *extra: str) -> list[str]:
-    return ["coding", "--campaign", "--tasks", TASKS, "--repetitions", "1", "--output-dir", str(out), *extra]
+    # Through the recording proxy: under a cap, an attempt whose spend no flush proves
+    # stops its provider (test_an_unproven_spend_stops_its_provider_under_a_cap).
+    return ["coding", "--campaign", "--tasks", TASKS, "--repetitions", "1", "--agent", "offline-wire", "--output-dir", str(out), *extra]
 
 
 @pytest.mark.parametrize(
@@ -88,9 +90,22 @@ def test_a_ceiling_below_an_attempts_cost_stops_only_that_provider_with_exact_su
     assert f"spend offline: {format(sum(costs).normalize(), 'f')} of 1 USD" in result.output and "counted as measured" in result.output
 
 
+def test_an_unproven_spend_stops_its_provider_under_a_cap(tmp_path):
+    """Issue 42 item 2: the offline agent off the wire reports its cost, but no profiler
+    flush proves it, so its spend is incomplete and a cap stops its provider after it."""
+    out = tmp_path / "out"
+    args = base(out, "--live", "--max-spend-usd", "5", "--attempt-ceiling-usd", "1")
+    result = run([a for a in args if a not in ("--agent", "offline-wire")])
+    assert result.exit_code == 3, result.output
+    assert "spend incomplete: no completed profiler flush" in result.output
+    with sqlite3.connect(out / "campaign.db") as conn:
+        assert conn.execute("SELECT spend_complete, flush_complete FROM attempts").fetchall() == [(0, None)]
+        assert conn.execute("SELECT count(*) FROM trials WHERE not_attempted_reason = 'spend_incomplete'").fetchone()[0] == 3
+
+
 def test_the_cap_admits_exactly_what_fits(tmp_path):
     out = tmp_path / "out"
-    cap, ceiling = Decimal("0.5"), Decimal("0.4")
+    cap, ceiling = Decimal("0.05"), Decimal("0.03")  # each attempt costs about $0.01
     result = run(base(out, "--live", "--max-spend-usd", str(cap), "--attempt-ceiling-usd", str(ceiling)))
     assert result.exit_code == 3, result.output
     with sqlite3.connect(out / "campaign.db") as conn:

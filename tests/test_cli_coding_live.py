@@ -45,11 +45,21 @@ def credential(monkeypatch):
 
 
 def agent_file(ws: Workspace, *modes: str, name: str = "agent.toml") -> Path:
-    """The offline profile, optionally misbehaving, as an operator's profile file."""
-    text = (Path(benchmark.__file__).parents[1] / "agents" / "profiles" / "offline.toml").read_text()
+    """The offline agent through the recording proxy (a live paired run needs the wire's
+    flush for complete spend), optionally misbehaving, as an operator's profile file."""
+    text = (Path(benchmark.__file__).parents[1] / "agents" / "profiles" / "offline-wire.toml").read_text()
     extra = "".join(f'  "--mode", "{m}",\n' for m in modes)
     path = ws.root / "operator" / name
     path.write_text(text.replace('  "--trial-id", "{trial_id}",\n', '  "--trial-id", "{trial_id}",\n' + extra))
+    return path
+
+
+def unproven_agent(ws: Workspace) -> Path:
+    """A client with the recording proxy on its route that sends nothing through it and
+    reports no usage: nothing proves its spend (the offline agent off the wire, no-usage)."""
+    text = (Path(benchmark.__file__).parents[1] / "agents" / "profiles" / "offline.toml").read_text()
+    path = ws.root / "operator" / "unproven.toml"
+    path.write_text(text.replace('  "--trial-id", "{trial_id}",\n', '  "--trial-id", "{trial_id}",\n  "--mode", "no-usage",\n') + '\n[env]\nANTHROPIC_BASE_URL = "{proxy_url}"\n')
     return path
 
 
@@ -283,13 +293,14 @@ def stopped_with(ws: Workspace, reason: str, attempted: int) -> None:
 
 def test_spend_gate_stops_before_the_ceiling_could_pass_the_maximum(ws: Workspace):
     agent = agent_file(ws)
-    plan, digest = approve(ws, agent, max_spend_usd=0.2, per_attempt_spend_ceiling_usd=0.15)
+    # The four attempts cost about $0.035 in all, the first two about $0.024.
+    plan, digest = approve(ws, agent, max_spend_usd=0.04, per_attempt_spend_ceiling_usd=0.025)
     result, report = go_live(ws, agent, plan, digest)
     assert result.exit_code == 3, result.output
     ((cid, *_),) = live_campaign(ws)
     costs = [c for (c,) in rows(ws, f"SELECT cost_usd FROM attempts WHERE campaign_id = {cid} ORDER BY seq")]
     assert costs and all(c is not None for c in costs)
-    assert sum(costs) + 0.15 > 0.2 and sum(costs[:-1]) + 0.15 <= 0.2
+    assert sum(costs) + 0.025 > 0.04 and sum(costs[:-1]) + 0.025 <= 0.04
     stopped_with(ws, "spend_limit", len(costs))
     doc = json.loads(report.read_text())
     assert doc["campaign"]["stop_reason"] == "spend_limit"
@@ -305,12 +316,26 @@ def test_an_attempt_over_its_ceiling_stops_later_trials(ws: Workspace):
 
 
 def test_missing_spend_stops_later_trials(ws: Workspace):
-    agent = agent_file(ws, "no-usage")
+    agent = unproven_agent(ws)
     plan, digest = approve(ws, agent)
     result, _ = go_live(ws, agent, plan, digest)
     assert result.exit_code == 3, result.output
     stopped_with(ws, "spend_incomplete", 1)
-    assert rows(ws, "SELECT cost_usd, spend_complete FROM attempts") == [(None, 0)]
+    assert rows(ws, "SELECT cost_usd, spend_complete, flush_complete FROM attempts") == [(None, 0, 1)]
+    assert "spend incomplete: no cost: the client reported none and the wire did not prove one" in result.output
+
+
+def test_a_client_off_the_recording_proxy_is_refused_before_any_trial(ws: Workspace):
+    """Issue 42 item 2: without a profiler flush no attempt's spend is complete, so a live
+    paired run of such a client would stop after its first (paid) attempt."""
+    plain = ws.root / "operator" / "plain.toml"
+    plain.write_text((Path(benchmark.__file__).parents[1] / "agents" / "profiles" / "offline.toml").read_text())
+    plan, digest = approve(ws, plain)
+    result, _ = go_live(ws, plain, plan, digest)
+    assert result.exit_code == 2, result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
+    assert "--agent" in line and "recording proxy" in line and "offline-wire" in line
+    assert live_campaign(ws) == [] and rows(ws, "SELECT count(*) FROM attempts") == [(0,)]
 
 
 # --- one approval, several runs: the plan bounds the experiment, not one invocation ----
@@ -334,8 +359,8 @@ def test_a_second_run_of_a_used_up_approval_is_refused_and_runs_nothing(ws: Work
 
 def test_a_second_run_gets_only_what_the_first_left_of_the_spend(ws: Workspace):
     agent = agent_file(ws)
-    # The offline agent's four costs add up to about $0.18: a second whole run would pass $0.45.
-    plan, digest = approve(ws, agent, max_spend_usd=0.45, per_attempt_spend_ceiling_usd=0.15, max_attempts=40)
+    # The offline agent's four costs add up to about $0.035: a second whole run would pass $0.06.
+    plan, digest = approve(ws, agent, max_spend_usd=0.06, per_attempt_spend_ceiling_usd=0.02, max_attempts=40)
     first, _ = go_live(ws, agent, plan, digest)
     assert first.exit_code == 0, first.output
     ((cid, *_),) = live_campaign(ws)
@@ -345,8 +370,8 @@ def test_a_second_run_gets_only_what_the_first_left_of_the_spend(ws: Workspace):
     costs = [c for (c,) in rows(ws, "SELECT cost_usd FROM attempts ORDER BY campaign_id, seq")]
     # Over both runs, every attempt started while the spend so far plus its ceiling fit the one maximum,
     # and the second run stopped when the next ceiling no longer did.
-    assert 4 < len(costs) < 8 and all(sum(costs[:i]) + 0.15 <= 0.45 for i in range(len(costs)))
-    assert sum(costs) + 0.15 > 0.45
+    assert 4 < len(costs) < 8 and all(sum(costs[:i]) + 0.02 <= 0.06 for i in range(len(costs)))
+    assert sum(costs) + 0.02 > 0.06
     assert rows(ws, f"SELECT state, stop_reason FROM campaigns WHERE id = {cid + 1}") == [("stopped", "spend_limit")]
     third, _ = go_live(ws, agent, plan, digest)
     assert third.exit_code == 2 and "and used it" in third.output, third.output
@@ -354,7 +379,7 @@ def test_a_second_run_gets_only_what_the_first_left_of_the_spend(ws: Workspace):
 
 
 def test_a_run_after_one_whose_spend_is_unknown_is_refused(ws: Workspace):
-    agent = agent_file(ws, "no-usage")
+    agent = unproven_agent(ws)
     plan, digest = approve(ws, agent, max_attempts=40)
     first, _ = go_live(ws, agent, plan, digest)
     assert first.exit_code == 3, first.output
@@ -431,7 +456,8 @@ def test_a_canary_credential_never_reaches_any_file_the_run_writes(ws: Workspace
     leaky = ws.root / "operator" / "leaky.toml"
     leaky.write_text(
         'adapter = "generic"\npaid = false\nconfig_env = "CAMPAIGN_AGENT_CONFIG"\napplied_profile_from = "adapter"\n'
-        'client = ["{python}", "-c", "import os, sys; print(os.environ.get(\'%s\')); sys.stderr.write(str(dict(os.environ)))"]\n' % CRED
+        'client = ["{python}", "-c", "import os, sys; print(os.environ.get(\'%s\')); sys.stderr.write(str(dict(os.environ)))"]\n'
+        '[env]\nANTHROPIC_BASE_URL = "{proxy_url}"\n' % CRED
     )
     plan, digest = approve(ws, leaky)
     runner_tmp = tmp_path / "runner-tmp"

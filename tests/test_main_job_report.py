@@ -1,6 +1,7 @@
 """The main job's report, pinned.
 
-The README's first command (every task, two repetitions, the offline agent) is
+The README's first command (every task, two repetitions, the offline agent
+through the recording proxy) is
 deterministic apart from wall times and timestamps, so its report.json is
 pinned byte for byte once those are masked: a restructuring that changes one
 figure, word or key of the report fails here. When a change to the report is
@@ -21,7 +22,7 @@ import pytest
 
 PINNED = Path(__file__).parent / "samples" / "main-job" / "report.json"
 README = Path(__file__).parents[1] / "README.md"
-MAIN_JOB = ("coding", "--campaign", "--providers", "offline", "--repetitions", "2", "--live", "--resume", "--output-dir")
+MAIN_JOB = ("coding", "--campaign", "--providers", "offline", "--agent", "offline-wire", "--repetitions", "2", "--live", "--resume", "--output-dir")
 
 
 def masked(value: Any, key: str = "") -> Any:
@@ -54,7 +55,7 @@ def test_the_pinned_command_is_the_readmes_main_job():
     assert "campaign " + " ".join(MAIN_JOB) + " campaign-out" in README.read_text()
 
 
-@pytest.mark.slow  # the README's whole main job: 20 s
+@pytest.mark.slow  # the README's whole main job: about 70 s
 def test_the_main_jobs_report_is_the_pinned_one(tmp_path):
     got = pinned_text(run_main_job(tmp_path))
     assert got == PINNED.read_text(), "the main job's report changed: if intended, re-pin (see this module's docstring)"

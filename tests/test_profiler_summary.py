@@ -78,7 +78,7 @@ def test_requests_that_were_all_refused_without_usage_prove_a_zero_spend():
     assert (refused.completed_turns, refused.uncached_input_tokens, refused.cached_input_tokens, refused.cache_write_tokens, refused.output_tokens) == (0, 0, 0, 0, 0)
     assert refused.wire_requests == 2 and nothing_billed(refused) and not turn_usage_matched(refused)
     assert wire_cost(refused, flush_complete=True, equivalent_usd=0.0) == 0.0
-    assert spend_complete(replace(refused, cost_usd=0.0), flush_complete=True, profiling=True, wire_costed=True)
+    assert spend_complete(replace(refused, cost_usd=0.0), flush_complete=True, wire_costed=True)
 
     empty = merge(codex, summarize(parse_capture(flushed())))
     unflushed = merge(codex, summarize(parse_capture(rejected(1))))

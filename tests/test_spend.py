@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from types import SimpleNamespace
 
 import pytest
 
+from campaign.agents.record import TurnUsage, unknown_record
 from campaign.approval import Approval
 from campaign.lanes.paired_live import after_attempt, gate
 from campaign.schedule import build_schedule
-from campaign.spend import budget_allows_next, exceeded_ceiling, spend_stop
+from campaign.spend import SPEND_GAPS, budget_allows_next, exceeded_ceiling, spend_complete, spend_gap, spend_stop
 from campaign.store.limits import SpendLimits
 from campaign.store import leases, repository
 from campaign.store.migrate import open_store
@@ -115,3 +117,28 @@ def test_the_paired_lane_and_the_workers_read_an_attempts_spend_one_way(failure_
     approval = Approval(plan_digest="0" * 64, max_attempts=10, limits=CEILING, credential_env=())
     assert spend_stop(failure_class, cost, complete, equivalent, CEILING) == stop
     assert after_attempt(attempt, approval) == stop
+
+
+def _record(**kw):
+    turn = TurnUsage("req-1", "usage-1", 10, 5, 0)
+    fields = {"cost_usd": 0.01, "cost_reported": True, "completed_turns": 1, "turn_usage": (turn,), "nested_sessions_observed": False}
+    return replace(unknown_record(None), **{**fields, **kw})
+
+
+@pytest.mark.parametrize(
+    ("record", "flush", "gap"),
+    [
+        (_record(), True, None),
+        # Issue 42 item 2: the spec's spend_complete needs a completed flush from every client,
+        # not only from one the engine profiles; a client off the wire has none.
+        (_record(), None, "no_flush"),
+        (_record(), False, "no_flush"),
+        (_record(cost_usd=None), True, "no_cost"),
+        (_record(cost_reported=False), True, "no_cost"),
+        (_record(completed_turns=2), True, "usage_unmatched"),
+    ],
+)
+def test_spend_is_complete_only_with_cost_a_completed_flush_and_matched_usage(record, flush, gap):
+    assert spend_gap(record, flush_complete=flush) == gap
+    assert spend_complete(record, flush_complete=flush) is (gap is None)
+    assert gap is None or SPEND_GAPS[gap]

@@ -149,11 +149,11 @@ def test_cache_writes_a_priced_route_did_not_report_are_unknown_spend_not_zero()
     unobserved["cache_write_observable"] = False
     flushed = parse_capture((json.dumps(unobserved) + "\n").encode() + b'{"kind": "flush", "records": 1}\n')
     reported = AgentRecord(completed_turns=1, cache_write_tokens=0, cost_usd=0.01, cost_reported=True)
-    record, complete, equivalent = priced(merge(reported, summarize(flushed)), plan, True)
-    assert (record.cache_write_tokens, complete, equivalent) == (None, False, None)
+    record, gap, equivalent = priced(merge(reported, summarize(flushed)), plan, True)
+    assert (record.cache_write_tokens, gap, equivalent) == (None, "cache_writes_unseen", None)
     # Reported on the wire (0 written): known, and the client's cost is complete.
     seen = parse_capture(_model_line(1) + b'{"kind": "flush", "records": 1}\n')
-    assert priced(merge(reported, summarize(seen)), plan, True)[1] is True
+    assert priced(merge(reported, summarize(seen)), plan, True)[1] is None
 
 
 def test_one_hour_cache_writes_are_priced_at_their_own_rate_or_left_unknown():
@@ -165,15 +165,15 @@ def test_one_hour_cache_writes_are_priced_at_their_own_rate_or_left_unknown():
     flushed = parse_capture(_model_line(1, usage=written) + b'{"kind": "flush", "records": 1}\n')
     plan = _plan()
     priced_1h = replace(plan, provider=replace(plan.provider, prices=replace(plan.provider.prices, cache_write_1h=6.0)))
-    _, complete, equivalent = priced(merge(unknown_record(None), summarize(flushed)), priced_1h, True)
-    assert equivalent == pytest.approx(2 * 3.75 + 1 * 6.0) and complete is True  # wire-costed: the figure is the cost
+    _, gap, equivalent = priced(merge(unknown_record(None), summarize(flushed)), priced_1h, True)
+    assert equivalent == pytest.approx(2 * 3.75 + 1 * 6.0) and gap is None  # wire-costed: the figure is the cost
     assert spend_watch.spent_at_least(flushed, priced_1h.provider.prices) == Decimal("13.5")
-    _, complete, equivalent = priced(merge(unknown_record(None), summarize(flushed)), plan, True)
-    assert (equivalent, complete) == (None, False)
+    _, gap, equivalent = priced(merge(unknown_record(None), summarize(flushed)), plan, True)
+    assert (equivalent, gap) == (None, "no_cost")
     assert spend_watch.spent_at_least(flushed, plan.provider.prices) == Decimal("11.25")  # a lower bound: all at 3.75
     reported = AgentRecord(completed_turns=1, cache_write_tokens=3_000_000, cost_usd=14.0, cost_reported=True)
-    record, complete, equivalent = priced(merge(reported, summarize(flushed)), plan, True)
-    assert (record.cost_usd, complete, equivalent) == (14.0, True, None)  # the client's own cost stands
+    record, gap, equivalent = priced(merge(reported, summarize(flushed)), plan, True)
+    assert (record.cost_usd, gap, equivalent) == (14.0, None, None)  # the client's own cost stands
 
 
 def test_with_a_count_unknown_the_watch_stops_on_what_the_known_counts_cost():

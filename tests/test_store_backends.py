@@ -141,7 +141,8 @@ def test_a_live_paired_run_and_its_report(ws, backend_url, monkeypatch, tmp_path
     from campaign.canonical import spec_digest
 
     monkeypatch.setenv("OFFLINE_TEST_API_KEY", "k")
-    args = ws.args("--repetitions", "1", "--model", "offline:synthetic", tasks="semver-precedence")
+    # Through the recording proxy: a live paired run needs the wire's flush for complete spend.
+    args = ws.args("--agent", "offline-wire", "--repetitions", "1", "--model", "offline:synthetic", tasks="semver-precedence")
     args[args.index("--db") + 1] = backend_url
     planned = run(args)
     assert planned.exit_code == 0, planned.output

@@ -183,9 +183,11 @@ def test_an_interrupted_runner_waits_for_an_outside_worker_and_that_worker_says_
 
 def test_a_total_cap_holds_while_workers_race(tmp_path, backend_url, catalog):
     out = tmp_path / "out"
-    cap, ceiling = Decimal("0.25"), Decimal("0.08")
+    # Through the recording proxy: under a cap, spend no flush proves stops its provider.
+    # Each attempt costs about $0.01 to $0.04: the cap holds back some of the eight.
+    cap, ceiling = Decimal("0.1"), Decimal("0.05")
     done = subprocess.run(
-        command(out, backend_url, catalog, "--parallel-providers", "3", "--max-total-spend-usd", str(cap), "--attempt-ceiling-usd", str(ceiling)),
+        command(out, backend_url, catalog, "--agent", "offline-wire", "--parallel-providers", "3", "--max-total-spend-usd", str(cap), "--attempt-ceiling-usd", str(ceiling)),
         env=env_for(tmp_path), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr  # the cap left trials unrun: the run says so

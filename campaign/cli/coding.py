@@ -194,7 +194,7 @@ def coding(db: str | None, **values) -> None:
 
     \b
     Examples:
-      campaign coding --campaign --providers offline --repetitions 2 --live --resume --output-dir campaign-out
+      campaign coding --campaign --providers offline --agent offline-wire --repetitions 2 --live --resume --output-dir campaign-out
       campaign coding --output /tmp/run/report.json --tasks semver-precedence
       campaign coding --paired --config /tmp/demo/base.toml --output /tmp/demo/template.json
     """

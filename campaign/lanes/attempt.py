@@ -437,7 +437,7 @@ def _finish(run: _AttemptRun, attempt_id: int, stopped_by: BaseException | None)
         disposed = disposal.DisposalResult(True, "disposed")
     else:
         disposed = disposal.dispose(root, finalization_ok=finalization_ok, cleanup_complete=verdict.cleanup_complete)
-    record, complete, equivalent = priced(record, plan, flush_complete)
+    record, gap, equivalent = priced(record, plan, flush_complete)
     repository.finish_attempt(
         engine,
         attempt_id,
@@ -448,7 +448,7 @@ def _finish(run: _AttemptRun, attempt_id: int, stopped_by: BaseException | None)
         verified_pass=verified_pass,
         verifier_exit_code=state.verifier_exit,
         wall_seconds=state.wall,
-        spend_complete=complete,
+        spend_complete=gap is None,
         flush_complete=flush_complete,
         cleanup_complete=verdict.cleanup_complete,
         teardown_outcome=verdict.outcome,
@@ -466,7 +466,8 @@ def _finish(run: _AttemptRun, attempt_id: int, stopped_by: BaseException | None)
         verified_pass=verified_pass,
         wall_seconds=state.wall,
         record=record,
-        spend_complete=complete,
+        spend_complete=gap is None,
+        spend_gap=gap,
         cleanup_complete=verdict.cleanup_complete,
         disposal_complete=disposed.disposal_complete,
         finalization_failed=disposed.finalization_failed,

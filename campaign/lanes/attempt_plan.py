@@ -139,6 +139,9 @@ class AttemptOutcome:
     # For a provider_error: what the wire saw the provider do ({fault: requests}).
     provider_faults: Mapping[str, int] | None = None
     verifier: Verdict = field(default_factory=Verdict)
+    # Why spend_complete is false (campaign.spend.SPEND_GAPS), for the operator's stop
+    # line; derived from the row's own columns, so never stored apart.
+    spend_gap: str | None = None
 
     @property
     def stop_reason(self) -> str | None:

@@ -233,7 +233,7 @@ def _drive(engine: Engine, campaign_id: int, inputs: CampaignInputs, schedule: S
                         if progress:
                             r = done.result
                             progress.update(worker.attempt_event(trial, r.outcome, r.failure_class, r.record.cost_usd, r.spend_complete, r.equivalent_spend_usd))
-                            if line := spend_watch.ceiling_line(trial, r, caps):
+                            if line := spend_watch.ceiling_line(trial, r, caps) or spend_watch.gap_line(trial, r, caps):
                                 progress.message(line)
                     if done.exhausted and progress:
                         progress.update(TrialsNotAttempted(trial.provider, 1, "fault_attempts_exhausted"))

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from campaign.agents.profile_model import uses_wire
 from campaign.agents.profiles import build_artifact_paths
 from campaign.approval import Approval, authorize
 from campaign.errors import Interrupted, UsageProblem
@@ -36,7 +37,7 @@ from campaign.lanes.paired_plan import PairedInputs, compute_experiment, validat
 from campaign.profiler.wire import bound_catalog_format
 from campaign.plan import read_json_object
 from campaign.report.outputs import check_report_output
-from campaign.lanes.spend_watch import ceiling_line
+from campaign.lanes.spend_watch import ceiling_line, gap_line
 from campaign.spend import budget_allows_next, dollars, spend_stop
 from campaign.store import repository
 from campaign.store.engine import describe
@@ -158,6 +159,12 @@ def run(
     experiment = compute_experiment(inputs, catalog_format)
     schedule = experiment.schedule()
     approval = authorize(plan, opts.approve_plan_digest or "", len(schedule), environ, experiment.as_dict())
+    if not uses_wire(inputs.profile):
+        raise UsageProblem(
+            f"the {inputs.profile.name} agent does not reach its model through the recording proxy ({{proxy_url}}): without a profiler flush "
+            "no attempt's spend could be complete, so the run would stop after its first attempt; use a profile that does (the offline agent's is offline-wire)",
+            option="--agent",
+        )
 
     engine = open_store(db)
     try:
@@ -231,7 +238,7 @@ def run(
                         engine_error = result.error or engine_error
                         halted = breaker.record(provider, result.outcome, result.provider_faults)
                         stop_reason = after_attempt(result, approval) or ("provider_unavailable" if halted else None)
-                        if line := ceiling_line(trial, result, approval.limits):
+                        if line := ceiling_line(trial, result, approval.limits) or gap_line(trial, result, approval.limits):
                             progress(line)
                         progress(
                             f"[{trial.position + 1}/{len(schedule)}] {trial.trial_id}: {result.outcome}"

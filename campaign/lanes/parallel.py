@@ -266,7 +266,7 @@ def _follow(engine: Engine, campaign_id: int, trials: Sequence[Trial], progress:
         if a.status in ("finished", "faulted", "interrupted"):
             t = by_pk[a.trial_pk]
             progress.update(worker.attempt_event(t, a.outcome, a.failure_class, a.cost_usd, a.spend_complete, a.equivalent_spend_usd))
-            if line := spend_watch.stored_ceiling_line(t, a, caps):
+            if line := spend_watch.stored_ceiling_line(t, a, caps) or spend_watch.stored_gap_line(t, a, caps):
                 progress.message(line)
     for t in repository.trials_in_order(engine, campaign_id):
         if t.status == "not_attempted" and t.id not in skipped:

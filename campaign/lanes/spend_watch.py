@@ -10,7 +10,8 @@ prices what the capture shows so far as the attempt's row will price it
 catalog's prices) and stops the client once that is past the ceiling. The
 attempt is then ``interrupted`` with the failure class ``attempt_exceeded_ceiling``
 (the operator's budget stopped it, not the agent: no verdict, no provider fault),
-and ``ceiling_line`` tells the operator what it spent.
+and ``ceiling_line`` tells the operator what it spent (``gap_line``: why an attempt's
+spend is incomplete, when that stops later paid calls).
 
 The ceiling is the whole limit here: an attempt is admitted only while its
 spend so far plus a whole ceiling fits every cap (``budget_allows_next``,
@@ -42,7 +43,7 @@ from campaign.lanes.wire import FaultWatch, WireSession
 from campaign.profiler import summary as wire_summary
 from campaign.profiler.capture import Capture
 from campaign.providers import Prices
-from campaign.spend import ATTEMPT_EXCEEDED_CEILING, Overrun, overrun, stopped_line
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING, SPEND_GAPS, UNMATCHED, Overrun, overrun, stopped_line, stored_gap
 from campaign.store import repository
 from campaign.store.limits import SpendLimits
 from campaign.store.money import to_decimal
@@ -107,6 +108,23 @@ def ceiling_line(trial: Trial, result: AttemptOutcome, limits: SpendLimits | Non
 def stored_ceiling_line(trial: Trial, attempt: Attempt, limits: SpendLimits | None) -> str | None:
     """``ceiling_line`` of an attempt row another process (a worker) wrote."""
     return _line(trial, attempt.failure_class, attempt.cost_usd, attempt.spend_complete, attempt.equivalent_spend_usd, limits)
+
+
+def gap_line(trial: Trial, result: AttemptOutcome, limits: SpendLimits | None) -> str | None:
+    """For the operator, when an attempt's incomplete spend stops later paid calls under the
+    caps (``spend_incomplete``): why it is incomplete."""
+    return _gap(trial, result.failure_class, result.spend_complete, result.spend_gap, limits)
+
+
+def stored_gap_line(trial: Trial, attempt: Attempt, limits: SpendLimits | None) -> str | None:
+    """``gap_line`` of an attempt row another process (a worker) wrote."""
+    return _gap(trial, attempt.failure_class, attempt.spend_complete, stored_gap(attempt.cost_usd, attempt.flush_complete), limits)
+
+
+def _gap(trial: Trial, failure_class: str | None, spend_complete: bool | None, gap: str | None, limits: SpendLimits | None) -> str | None:
+    if limits is None or spend_complete is True or failure_class == ATTEMPT_EXCEEDED_CEILING:
+        return None
+    return f"{trial.provider} {trial.trial_id}: spend incomplete: {SPEND_GAPS.get(gap or UNMATCHED)}"
 
 
 def _line(trial: Trial, failure_class: str | None, cost_usd: float | None, spend_complete: bool | None, equivalent_usd: float | None, limits: SpendLimits | None) -> str | None:

@@ -18,7 +18,7 @@ from campaign import config
 from campaign.agents.record import AgentRecord
 from campaign.lanes.attempt_plan import AttemptPlan
 from campaign.providers import equivalent_spend
-from campaign.spend import spend_complete, wire_cost
+from campaign.spend import CACHE_WRITES_UNSEEN, spend_gap, wire_cost
 from campaign.vocabulary import CLIENT_COST_BASIS, PROVIDER_FAULTS, RECORD_COUNTERS, WIRE_COST_BASIS
 
 
@@ -112,10 +112,11 @@ def classify(
     return "passed", None, True
 
 
-def priced(record: AgentRecord, plan: AttemptPlan, flush_complete: bool | None) -> tuple[AgentRecord, bool, float | None]:
-    """(record with its cost, spend_complete, list-price equivalent). A client that reports
-    no cost (Codex) is costed from the wire's proven usage at the catalog's prices; one
-    that reports its own keeps it, and the wire figure is a cross-check in the diagnostics."""
+def priced(record: AgentRecord, plan: AttemptPlan, flush_complete: bool | None) -> tuple[AgentRecord, str | None, float | None]:
+    """(record with its cost, why its spend is not complete (``spend_gap``; None when it is),
+    list-price equivalent). A client that reports no cost (Codex) is costed from the wire's
+    proven usage at the catalog's prices; one that reports its own keeps it, and the wire
+    figure is a cross-check in the diagnostics."""
     # Cache writes cross no OpenAI-format wire: unknown there, and not billed apart (price 0.0).
     unbilled = ("cache_write_tokens",) if (record.schema_diagnostics or {}).get("cache_write_observable") is False else ()
     one_hour = (record.schema_diagnostics or {}).get("cache_write_1h_tokens")
@@ -127,9 +128,9 @@ def priced(record: AgentRecord, plan: AttemptPlan, flush_complete: bool | None) 
         record = replace(record, cost_usd=estimated, schema_diagnostics={**diagnostics, "cost_basis": WIRE_COST_BASIS})
     elif diagnostics is not None and record.cost_usd is not None:
         record = replace(record, schema_diagnostics={**diagnostics, "cost_basis": CLIENT_COST_BASIS, "wire_cost_usd": equivalent})
-    complete = spend_complete(record, flush_complete=flush_complete, profiling=plan.profiling, wire_costed=estimated is not None)
+    gap = spend_gap(record, flush_complete=flush_complete, wire_costed=estimated is not None)
     # A route that bills cache writes apart whose responses did not say how many were
     # written (an Anthropic response without cache_creation_input_tokens): that spend is
     # unknown, so no figure for the attempt, the client's own included, is complete.
     unseen_cache_writes = plan.profiling and plan.provider is not None and plan.provider.prices.cache_write > 0 and record.cache_write_tokens is None
-    return record, complete and not unseen_cache_writes, equivalent
+    return record, CACHE_WRITES_UNSEEN if gap is None and unseen_cache_writes else gap, equivalent
