@@ -80,7 +80,7 @@ def resolve_route(
             option=option,
         )
     cache = tokenizer.resolve_cache_dir(tokenizer_cache, environ)
-    tokenizer.load_encoding(cache)
+    tokenizer.verified_ranks(cache)
     return WireRoute(upstream=provider.upstream, profile_python=profile_python, tokenizer_cache=cache, silence_s=provider.silence_s)
 
 

@@ -136,6 +136,31 @@ def read_source(source: Path | None = None) -> bytes:
     return data
 
 
+def verified_ranks(cache_dir: Path) -> bytes:
+    """The cache's ranks, checked against tiktoken's pinned SHA-256: what proves the cache
+    whole. Building an Encoding from them (``encoding_from``) costs about a second of CPU
+    more, so a check of the cache builds none."""
+    path = Path(cache_dir) / CACHE_FILE_NAME
+    fd = _open_regular(path)
+    try:
+        data = _read_fd(fd, path)
+    finally:
+        os.close(fd)
+    _verify(data, f"tokenizer cache {path}", TokenizerCacheError)
+    return data
+
+
+def encoding_from(ranks: bytes) -> tiktoken.Encoding:
+    """The o200k_base Encoding of verified ranks (``verified_ranks``)."""
+    # Built directly: tiktoken.get_encoding would download the ranks on a cache miss.
+    return tiktoken.Encoding(
+        name=ENCODING_NAME,
+        pat_str=O200K_PAT_STR,
+        mergeable_ranks=_parse_ranks(ranks),
+        special_tokens=dict(O200K_SPECIAL_TOKENS),
+    )
+
+
 def load_encoding(cache_dir: Path) -> tiktoken.Encoding:
     """The o200k_base Encoding built from the verified cache file; never touches the network."""
     path = Path(cache_dir) / CACHE_FILE_NAME
@@ -150,13 +175,7 @@ def load_encoding(cache_dir: Path) -> tiktoken.Encoding:
     finally:
         os.close(fd)
     _verify(data, f"tokenizer cache {path}", TokenizerCacheError)
-    # Built directly: tiktoken.get_encoding would download the ranks on a cache miss.
-    encoding = tiktoken.Encoding(
-        name=ENCODING_NAME,
-        pat_str=O200K_PAT_STR,
-        mergeable_ranks=_parse_ranks(data),
-        special_tokens=dict(O200K_SPECIAL_TOKENS),
-    )
+    encoding = encoding_from(data)
     _LOADED[str(path)] = (stamp, encoding)
     return encoding
 
