@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -51,8 +52,8 @@ def start():
     """Start replay processes; whatever a failed test leaves is killed by its own pid."""
     started: list[subprocess.Popen] = []
 
-    def _start(*argv: str) -> tuple[subprocess.Popen, str, int]:
-        proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def _start(*argv: str, stdin=None) -> tuple[subprocess.Popen, str, int]:
+        proc = subprocess.Popen([sys.executable, *argv], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         started.append(proc)
         line = _read_line(proc)
         match = re.match(ANNOUNCE_PATTERN, line.rstrip("\n"))
@@ -83,6 +84,41 @@ def test_module_process_announces_serves_and_exits_zero_on_sigterm(start):
     assert rest == ""  # exactly one line on stdout
 
 
+def test_a_socket_handed_over_as_stdin_is_served(start):
+    """How the engine starts a replay per attempt: it binds the socket (the port is known
+    at once, so the recording proxy starts alongside) and the replay serves on it."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        proc, host, port = start("-m", "campaign.replay", "--task", "unit-table-regen", "--listen-stdin", stdin=listener.fileno())
+        assert (host, port) == ("127.0.0.1", listener.getsockname()[1])
+    head = urllib.request.Request(f"http://{host}:{port}/", method="HEAD")
+    with urllib.request.urlopen(head, timeout=10) as response:
+        assert response.status == 200
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 0
+
+
+@pytest.mark.parametrize("given", ["devnull", "connected", "remote-bound"])
+def test_a_stdin_that_is_no_listening_loopback_socket_is_one_line(tmp_path, given):
+    if given == "devnull":
+        stdin, keep = subprocess.DEVNULL, None
+    elif given == "connected":
+        keep = socket.socketpair()
+        stdin = keep[0].fileno()
+    else:
+        keep = socket.socket()
+        keep.bind(("0.0.0.0", 0))
+        keep.listen()
+        stdin = keep.fileno()
+    try:
+        done = subprocess.run([sys.executable, "-m", "campaign.replay", "--listen-stdin"], stdin=stdin, capture_output=True, text=True, timeout=60)
+    finally:
+        for sock in keep if isinstance(keep, tuple) else [keep] if keep else []:
+            sock.close()
+    assert done.returncode == 2 and done.stdout == "", done
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("Error: ") and ("socket" in line or "loopback" in line), line
+
+
 def test_campaign_command_stops_on_sigint_too(start):
     proc, _, port = start("-m", "campaign", "replay-server", "--port", "0")
     assert port > 0
@@ -95,8 +131,6 @@ def test_every_task_script_is_available_to_the_server():
 
 
 def test_a_port_in_use_is_an_engine_error(runner):
-    import socket
-
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         result = runner.invoke(cli, ["replay-server", "--port", str(port)])

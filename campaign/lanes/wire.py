@@ -17,6 +17,7 @@ redirect the read. Anything still running is torn down with the attempt.
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,19 +109,21 @@ def start(sup: Supervisor, held: PinnedRoot, route: WireRoute, task: Task, *, ru
     polled through it, like every other capture."""
     root = held.root
     env = isolation.build_env(root, os.environ)  # no credentials: they travel in the client's headers
-    upstream = route.upstream
+    upstream, replay = route.upstream, None
     if upstream == REPLAY:
-        with held.stdio("replay") as io:
-            replay = sup.start(
-                "provider",
-                [runner_python, "-I", "-m", "campaign.replay", "--task", task.name, "--port", "0", *(("--task-suite", str(task.suite_root)) if task.suite_root else ())],
-                cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err,
-            )
+        # The engine binds the replay's socket and hands it over as stdin, so the proxy
+        # (which must know the upstream's port) starts alongside instead of after it.
+        listener = socket.create_server((isolation.LOOPBACK, 0))
         try:
-            port = wait_healthy(replay, held.reader("replay.out"), _announce_spec(r"replay listening on 127\.0\.0\.1:(\d+)"), timer=timer, deadline=deadline)
-        except RuntimeBootFailed as exc:
-            raise WireStartFailed(f"replay provider: {exc}") from None
-        upstream = f"http://{isolation.LOOPBACK}:{port}"
+            with held.stdio("replay") as io:
+                replay = sup.start(
+                    "provider",
+                    [runner_python, "-I", "-m", "campaign.replay", "--task", task.name, "--listen-stdin", *(("--task-suite", str(task.suite_root)) if task.suite_root else ())],
+                    cwd_fd=held.work_fd, env=env, stdin=listener.fileno(), stdout=io.out, stderr=io.err,
+                )
+            upstream = f"http://{isolation.LOOPBACK}:{listener.getsockname()[1]}"
+        finally:
+            listener.close()  # the replay holds it now
     os.mkdir(PROFILER_DIR, 0o700, dir_fd=held.root_fd)
     dir_fd = pinned.open_dir(held.root_fd, PROFILER_DIR)
     try:
@@ -130,6 +133,12 @@ def start(sup: Supervisor, held: PinnedRoot, route: WireRoute, task: Task, *, ru
                 "--silence-s", repr(route.silence_s), "--attempt-root", str(root.path)]
         with held.stdio("profiler") as io:
             proxy = sup.start("profiler", argv, cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)
+        # Both boot at once; the client starts once both answer.
+        if replay is not None:
+            try:
+                wait_healthy(replay, held.reader("replay.out"), _announce_spec(r"replay listening on 127\.0\.0\.1:(\d+)"), timer=timer, deadline=deadline)
+            except RuntimeBootFailed as exc:
+                raise WireStartFailed(f"replay provider: {exc}") from None
         try:
             port = wait_healthy(proxy, held.reader("profiler.out"), _announce_spec(r"profiler listening on 127\.0\.0\.1:(\d+)"), timer=timer, deadline=deadline)
         except RuntimeBootFailed as exc:

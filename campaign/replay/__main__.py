@@ -21,10 +21,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task-suite", type=Path, help="the suite directory its tasks come from (default: the built-in tasks)")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
     parser.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one")
+    parser.add_argument("--listen-stdin", action="store_true", help="serve on the listening loopback socket given as stdin (instead of binding)")
     parser.add_argument("--fault", action="append", default=[], metavar="KIND:N|KIND:*", help="fail the N-th model request (or every one)")
     args = parser.parse_args(argv)
     try:
-        server.run(task_name=args.task, host=args.host, port=args.port, faults=args.fault, suite=suite_of(args.task_suite))
+        server.run(task_name=args.task, host=args.host, port=args.port, faults=args.fault, suite=suite_of(args.task_suite), listen_stdin=args.listen_stdin)
     except CampaignError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import socket
 import threading
@@ -41,6 +42,24 @@ def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
         return socket.create_server((host, port), family=family)
     except OSError as exc:
         raise CampaignError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def inherited(fd: int = 0) -> socket.socket:
+    """The listening loopback socket whoever started this process bound and handed over as
+    ``fd`` (stdin): the port is known before the server runs, so the process that forwards
+    to it can start alongside, and connections wait in the socket's backlog meanwhile."""
+    try:
+        sock = socket.socket(fileno=os.dup(fd))
+    except OSError as exc:
+        raise CampaignError(f"no socket on fd {fd}: {exc.strerror or exc}") from None
+    if sock.type != socket.SOCK_STREAM or sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) != 1:
+        sock.close()
+        raise CampaignError(f"fd {fd} is not a listening stream socket")
+    check_loopback(sock.getsockname()[0])
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, fd)  # the server reads no stdin: the socket is held by its own fd now
+    os.close(devnull)
+    return sock
 
 
 def announce_line(sock: socket.socket) -> str:
@@ -82,10 +101,12 @@ def run(
     faults: Iterable[str] = (),
     announce: Callable[[str], None] = _print_flushed,
     suite: TaskSuite | None = None,
+    listen_stdin: bool = False,
 ) -> int:
-    """The process entry point: validate, bind, announce, serve until a signal; returns that signal."""
+    """The process entry point: validate, bind (or take the listening socket given as stdin),
+    announce, serve until a signal; returns that signal."""
     app = build_app(task_name, faults, suite)
-    sock = bind(host, port)
+    sock = inherited(0) if listen_stdin else bind(host, port)
     return asyncio.run(serve_until_signal(app, sock, announce))
 
 
