@@ -51,7 +51,7 @@ class Recorder:
     def __init__(self, writer: CaptureWriter, count_tokens) -> None:
         self.writer = writer
         self._seq = itertools.count(1)
-        self._count_tokens = count_tokens  # (catalog digest, tools list) -> int, or None when no tokenizer
+        self._count_tokens = count_tokens  # tools list -> int, or None when no tokenizer
         self._tokens: dict[str, int | None] = {}
 
     def next_seq(self) -> int:
@@ -62,7 +62,7 @@ class Recorder:
         if summary.tools is None or summary.catalog_digest is None or self._count_tokens is None:
             return None
         if summary.catalog_digest not in self._tokens:
-            self._tokens[summary.catalog_digest] = self._count_tokens(summary.catalog_digest, summary.tools)
+            self._tokens[summary.catalog_digest] = self._count_tokens(summary.tools)
         return self._tokens[summary.catalog_digest]
 
 
@@ -322,15 +322,16 @@ def main(argv: list[str] | None = None) -> int:
     count_tokens = None
     if not args.no_tokenizer:
         from campaign.profiler import tokenizer
-        from campaign.profiler.schema_tokens import SchemaTokens
 
-        cache_dir = tokenizer.resolve_cache_dir(args.tokenizer_cache, os.environ)
+        # Built before the proxy announces itself, never while it serves: building holds the
+        # GIL (tiktoken's Rust half included) for up to a second, which would stall every
+        # request in flight and skew the waits the capture measures.
         try:
-            ranks = tokenizer.verified_ranks(cache_dir)
+            encoding = tokenizer.load_encoding(tokenizer.resolve_cache_dir(args.tokenizer_cache, os.environ))
         except tokenizer.TokenizerCacheError as exc:
             print(f"profiler: {exc}", file=sys.stderr)
             return 2
-        count_tokens = SchemaTokens(cache_dir, ranks).count
+        count_tokens = lambda tools: tokenizer.tool_schema_tokens(encoding, tools)  # noqa: E731
     sock = bind_loopback(args.port)
     recorder = Recorder(CaptureWriter(args.capture), count_tokens)
     asyncio.run(serve(args.upstream, recorder, sock, announce=lambda line: print(line, flush=True), silence_s=args.silence_s, attempt_roots=tuple(args.attempt_root)))
