@@ -58,6 +58,8 @@ EXPLORATORY_BELOW_TASKS = 10
 NO_SPREAD_BETWEEN_TASKS = "no_spread_between_tasks"
 # Task means are fractions averaged the same way; equal ones may still differ in the last bits.
 _SAME = 1e-12
+# Relative: two sums of the same squares differ in the last bits, never by this much.
+_TIE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,14 @@ def summarize(cluster_means: np.ndarray | list[float], seed: int, *, empty_reaso
     return Estimate(point, float(low), float(high), n, None, None)
 
 
+def floored(variance, floor):
+    """Whether the floor applies (a bool, or an array of them for many campaigns): the task
+    means vary no more than it. A tie is the floor's, however the last bit of either fell:
+    the batched form (``t_intervals``) computes the same floor by another sum, and the two
+    must not pick different degrees of freedom for it."""
+    return variance <= floor * (1.0 + _TIE)
+
+
 def paired_interval(
     pair_differences: Sequence[Sequence[float]],
     seed: int,
@@ -148,7 +158,7 @@ def paired_interval(
     within_ss = float(sum(((c - c.mean()) ** 2).sum() for c in clusters))
     floor = within_ss / within_df * float(np.mean([1.0 / c.size for c in clusters])) if within_df else 0.0
     variance, df, reason = (float(means.var(ddof=1)) if np.ptp(means) > _SAME else 0.0), k - 1, None
-    if variance <= floor and floor > 0:
+    if floor > 0 and floored(variance, floor):
         variance, df, reason = floor, max(k - 1, within_df), "between_task_spread_floored"
     if variance <= 0:
         if bounds is None:
@@ -218,11 +228,11 @@ def t_intervals(
     variance = np.where(np.ptp(means, axis=0) > _SAME, means.var(axis=0, ddof=1), 0.0)
     quantile = np.full(variance.shape, student_t.quantile(confidence, k - 1))
     if within is not None:
-        floored = (variance <= within.floor) & (within.floor > 0)
-        variance = np.where(floored, within.floor, variance)
+        floored_here = (within.floor > 0) & floored(variance, within.floor)
+        variance = np.where(floored_here, within.floor, variance)
         dfs = np.maximum(k - 1, within.df).astype(np.int64)
-        for df in np.unique(dfs[floored]):
-            quantile[floored & (dfs == df)] = student_t.quantile(confidence, int(df))
+        for df in np.unique(dfs[floored_here]):
+            quantile[floored_here & (dfs == df)] = student_t.quantile(confidence, int(df))
     half = quantile * np.sqrt(variance / k)
     low, high = point - half, point + half
     if bounds is not None:
