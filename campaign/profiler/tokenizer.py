@@ -138,27 +138,14 @@ def read_source(source: Path | None = None) -> bytes:
 
 def verified_ranks(cache_dir: Path) -> bytes:
     """The cache's ranks, checked against tiktoken's pinned SHA-256: what proves the cache
-    whole. Building an Encoding from them (``encoding_from``) costs about a second of CPU
+    whole. Building an Encoding from them (``load_encoding``) costs about a second of CPU
     more, so a check of the cache builds none."""
     path = Path(cache_dir) / CACHE_FILE_NAME
     fd = _open_regular(path)
     try:
-        data = _read_fd(fd, path)
+        return _verified_read(fd, path)
     finally:
         os.close(fd)
-    _verify(data, f"tokenizer cache {path}", TokenizerCacheError)
-    return data
-
-
-def encoding_from(ranks: bytes) -> tiktoken.Encoding:
-    """The o200k_base Encoding of verified ranks (``verified_ranks``)."""
-    # Built directly: tiktoken.get_encoding would download the ranks on a cache miss.
-    return tiktoken.Encoding(
-        name=ENCODING_NAME,
-        pat_str=O200K_PAT_STR,
-        mergeable_ranks=_parse_ranks(ranks),
-        special_tokens=dict(O200K_SPECIAL_TOKENS),
-    )
 
 
 def load_encoding(cache_dir: Path) -> tiktoken.Encoding:
@@ -171,11 +158,16 @@ def load_encoding(cache_dir: Path) -> tiktoken.Encoding:
         cached = _LOADED.get(str(path))
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        data = _read_fd(fd, path)
+        data = _verified_read(fd, path)
     finally:
         os.close(fd)
-    _verify(data, f"tokenizer cache {path}", TokenizerCacheError)
-    encoding = encoding_from(data)
+    # Built directly: tiktoken.get_encoding would download the ranks on a cache miss.
+    encoding = tiktoken.Encoding(
+        name=ENCODING_NAME,
+        pat_str=O200K_PAT_STR,
+        mergeable_ranks=_parse_ranks(data),
+        special_tokens=dict(O200K_SPECIAL_TOKENS),
+    )
     _LOADED[str(path)] = (stamp, encoding)
     return encoding
 
@@ -239,6 +231,12 @@ def _open_regular(path: Path) -> int:
         os.close(fd)
         raise TokenizerCacheError(f"tokenizer cache {path} is not a regular file, refused; {PREPARE_HINT}")
     return fd
+
+
+def _verified_read(fd: int, path: Path) -> bytes:
+    data = _read_fd(fd, path)
+    _verify(data, f"tokenizer cache {path}", TokenizerCacheError)
+    return data
 
 
 def _read_fd(fd: int, path: Path, error: type[TokenizerCacheError] = TokenizerCacheError) -> bytes:
