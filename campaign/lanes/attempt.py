@@ -245,7 +245,7 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     state.wall = result.wall_seconds
     record = _client_record(plan, held, sup, state, result.exit_code)
     if state.wire is not None:
-        record = _with_wire(record, lanes_wire.collect(state.wire), plan)
+        record = _with_wire(record, lanes_wire.collect(state.wire), plan, state.wire)
     state.record = record
     with critical():
         repository.update_attempt(engine, run.attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
@@ -352,12 +352,13 @@ def _tampered(sup: Supervisor, state: Observed, why: str) -> None:
     state.workspace_ok = False
 
 
-def _with_wire(record: AgentRecord, capture: Capture, plan: AttemptPlan) -> AgentRecord:
+def _with_wire(record: AgentRecord, capture: Capture, plan: AttemptPlan, session: lanes_wire.WireSession) -> AgentRecord:
     """The adapter's record, with the wire's counters when the capture could be read, and,
     for a wire-confirmed profile, the disclosure profiles its catalogs confirm."""
     if capture.problem is not None:
         return replace(record, applied_profiles=None) if plan.profile.applied_profile_from == "wire" else record
-    merged = wire_summary.merge(record, wire_summary.summarize(capture))
+    counted = lanes_wire.schema_tokens(session, plan.wire) if plan.wire is not None else None
+    merged = wire_summary.merge(record, wire_summary.summarize(capture, counted))
     if plan.profile.applied_profile_from == "wire" and plan.expected_catalogs is not None:
         observed = (merged.schema_diagnostics or {}).get(CATALOG_DIGEST_KEYS[plan.catalog_format])
         merged = replace(merged, applied_profiles=confirmed_profiles(observed, plan.expected_catalogs, VARIANT_PROFILES))
@@ -380,7 +381,7 @@ def _profiling_finalization(plan: AttemptPlan, state: Observed) -> tuple[bool | 
         if session.capture is None:
             # Interrupted or failed before collection: teardown already sent TERM, so read what was flushed.
             session.capture = lanes_wire.read_capture(Path(lanes_wire.CAPTURE_NAME), dir_fd=session.dir_fd)
-            state.record = _with_wire(state.record, session.capture, plan)
+            state.record = _with_wire(state.record, session.capture, plan, session)
     finally:
         session.close()
     return session.capture.flush_complete, session.capture.problem is None

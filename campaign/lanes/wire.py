@@ -29,7 +29,7 @@ from campaign.benchmark import Task
 from campaign.errors import CampaignError, UsageProblem
 from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
-from campaign.profiler import faults, tokenizer
+from campaign.profiler import catalogs, faults, tokenizer
 from campaign.profiler.capture import CAPTURE_NAME, Capture, read_capture
 from campaign.profiler.wire import DEFAULT_SILENCE_S
 from campaign.providers import REPLAY, Provider
@@ -129,7 +129,7 @@ def start(sup: Supervisor, held: PinnedRoot, route: WireRoute, task: Task, *, ru
     try:
         package_parent = str(Path(campaign.__file__).resolve().parent.parent)
         argv = [route.profile_python, "-I", "-c", _BOOTSTRAP, package_parent,
-                "--upstream", upstream, "--capture", str(root.path / PROFILER_DIR / CAPTURE_NAME), "--tokenizer-cache", str(route.tokenizer_cache),
+                "--upstream", upstream, "--capture", str(root.path / PROFILER_DIR / CAPTURE_NAME), "--catalogs", str(root.path / PROFILER_DIR / catalogs.CATALOGS_NAME),
                 "--silence-s", repr(route.silence_s), "--attempt-root", str(root.path)]
         with held.stdio("profiler") as io:
             proxy = sup.start("profiler", argv, cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)
@@ -187,6 +187,26 @@ class FaultWatch:
     @property
     def tripped(self) -> bool:
         return self.fault is not None or self.overrun is not None
+
+
+def schema_tokens(session: WireSession, route: WireRoute) -> dict[str, int]:
+    """Each catalog the proxy handed over, counted here: this process builds its Encoding
+    once for the whole run (after an attempt, never beside a request in flight), where a
+    proxy would build one per attempt. The handed-over text is removed once read, so only
+    digests stay with the attempt. Empty (every estimate unknown) when nothing was handed
+    over or the cache no longer verifies."""
+    found = catalogs.read(session.dir_fd)
+    try:
+        os.unlink(catalogs.CATALOGS_NAME, dir_fd=session.dir_fd)
+    except OSError:
+        pass
+    if not found:
+        return {}
+    try:
+        encoding = tokenizer.load_encoding(route.tokenizer_cache)
+    except tokenizer.TokenizerCacheError:
+        return {}
+    return catalogs.count(found, lambda text: tokenizer.count_tokens(encoding, text))
 
 
 def collect(session: WireSession, grace: float = STOP_GRACE_S) -> Capture:

@@ -25,12 +25,16 @@ CAPTURE_NAME = "profiler.jsonl"
 MAX_CAPTURE_BYTES = 256 * 1024 * 1024
 
 
+def create_fresh(path: Path) -> int:
+    """An append-only descriptor on a file created here: never follows or reuses a path."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+
+
 class CaptureWriter:
     """Append-only, created fresh (never follows or reuses an existing path)."""
 
     def __init__(self, path: Path) -> None:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
-        self._fd = os.open(path, flags, 0o600)
+        self._fd = create_fresh(path)
         self.records = 0
 
     def write(self, record: dict[str, Any]) -> None:

@@ -8,7 +8,9 @@ model request it appends one line to the capture (see ``capture``): route,
 model, the tool catalog's digests and o200k_base schema-token estimate, the
 upstream response id, status, terminal usage and how the stream ended, and how
 long the upstream had left it without a byte when it ended (``idle_s``, beside
-the ``silence_s`` bound), which the hang rule of ``faults`` reads.
+the ``silence_s`` bound), which the hang rule of ``faults`` reads. Run by the
+engine (``--catalogs``), it leaves the schema-token estimate to the engine and
+writes each distinct catalog's JSON to a file of its own instead (``catalogs``).
 
 Credentials pass through in headers, as the client sent them; headers are
 never recorded. On SIGTERM it stops accepting, lets in-flight requests finish
@@ -31,8 +33,10 @@ from typing import Any
 import aiohttp
 from aiohttp import ClientConnectionResetError, ClientConnectorError, ClientError, ClientSession, ClientTimeout, TCPConnector, web
 
+from campaign.canonical import wire_json
 from campaign.profiler import wire
 from campaign.profiler.capture import CaptureWriter
+from campaign.profiler.catalogs import CatalogWriter
 from campaign.profiler.usage import StreamObserver, UsageObservation, observe_json
 
 LOOPBACK = "127.0.0.1"
@@ -46,10 +50,14 @@ CONNECT_S = 30.0
 
 
 class Recorder:
-    """The per-attempt state: capture writer, sequence numbers, token estimates by catalog."""
+    """The per-attempt state: capture writer, sequence numbers, token estimates by catalog.
 
-    def __init__(self, writer: CaptureWriter, count_tokens) -> None:
+    Each catalog is either counted here (``count_tokens``: a proxy run on its own) or
+    written to ``catalogs`` for the engine to count after the attempt (``catalogs``)."""
+
+    def __init__(self, writer: CaptureWriter, count_tokens, catalogs: CatalogWriter | None = None) -> None:
         self.writer = writer
+        self.catalogs = catalogs
         self._seq = itertools.count(1)
         self._count_tokens = count_tokens  # tools list -> int, or None when no tokenizer
         self._tokens: dict[str, int | None] = {}
@@ -58,12 +66,19 @@ class Recorder:
         return next(self._seq)
 
     def schema_tokens(self, summary: wire.RequestSummary) -> int | None:
-        # A client resends the same catalog every turn: tokenize each catalog once.
-        if summary.tools is None or summary.catalog_digest is None or self._count_tokens is None:
+        # A client resends the same catalog every turn: tokenize (or hand over) each once.
+        if summary.tools is None or summary.catalog_digest is None:
             return None
         if summary.catalog_digest not in self._tokens:
-            self._tokens[summary.catalog_digest] = self._count_tokens(summary.tools)
+            if self.catalogs is not None:
+                self.catalogs.write(summary.catalog_digest, wire_json(summary.tools))
+            self._tokens[summary.catalog_digest] = None if self._count_tokens is None else self._count_tokens(summary.tools)
         return self._tokens[summary.catalog_digest]
+
+    def close(self) -> None:
+        self.writer.close()
+        if self.catalogs is not None:
+            self.catalogs.close()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -286,7 +301,7 @@ async def serve(
     finally:
         await runner.cleanup()
         await _end_in_flight(app)
-        recorder.writer.close()
+        recorder.close()
 
 
 async def _end_in_flight(app: web.Application) -> None:
@@ -315,12 +330,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--capture", required=True, type=Path, help="capture file to create (must not exist)")
     parser.add_argument("--tokenizer-cache", type=Path, help="verified o200k_base cache directory")
     parser.add_argument("--no-tokenizer", action="store_true", help="record no schema-token estimates")
+    parser.add_argument("--catalogs", type=Path, help="file to create with each catalog's JSON, for the engine to count (implies --no-tokenizer)")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--silence-s", type=float, default=DEFAULT_SILENCE_S, help="give up on an upstream silent this long")
     parser.add_argument("--attempt-root", action="append", default=[], help="a path of the attempt's own, digested as a fixed token")
     args = parser.parse_args(argv)
     count_tokens = None
-    if not args.no_tokenizer:
+    if not (args.no_tokenizer or args.catalogs):
         from campaign.profiler import tokenizer
 
         # Built before the proxy announces itself, never while it serves: building holds the
@@ -333,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         count_tokens = lambda tools: tokenizer.tool_schema_tokens(encoding, tools)  # noqa: E731
     sock = bind_loopback(args.port)
-    recorder = Recorder(CaptureWriter(args.capture), count_tokens)
+    recorder = Recorder(CaptureWriter(args.capture), count_tokens, CatalogWriter(args.catalogs) if args.catalogs else None)
     asyncio.run(serve(args.upstream, recorder, sock, announce=lambda line: print(line, flush=True), silence_s=args.silence_s, attempt_roots=tuple(args.attempt_root)))
     return 0
 

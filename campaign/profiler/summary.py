@@ -17,6 +17,7 @@ ended it, is ``ending_fault``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -52,12 +53,18 @@ def _ok(record: dict[str, Any]) -> bool:
     return isinstance(status, int) and 200 <= status < 300
 
 
+def _first_int(*values: Any) -> int | None:
+    return next((v for v in values if isinstance(v, int) and not isinstance(v, bool)), None)
+
+
 def _sum(values: list[Any]) -> int | None:
     numbers = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
     return sum(numbers) if numbers else None
 
 
-def summarize(capture: Capture) -> WireSummary:
+def summarize(capture: Capture, schema_tokens: Mapping[str, int] | None = None) -> WireSummary:
+    """What the wire shows of one attempt. ``schema_tokens`` holds the estimates the engine
+    counted for catalogs the proxy handed over (``catalogs``) instead of counting itself."""
     requests = capture.model_requests
     billed = [r for r in requests if faults.billing(r) != "unbilled"]
     completed = [r for r in billed if faults.billing(r) == "complete" and _ok(r)]
@@ -92,14 +99,14 @@ def summarize(capture: Capture) -> WireSummary:
         counters=counters,
         turn_usage=turn_usage,
         usage_matched=matched,
-        diagnostics=_diagnostics(capture, completed, billed),
+        diagnostics=_diagnostics(capture, completed, billed, schema_tokens or {}),
         ending_fault=faults.ending_fault(requests),
         spend_unseen=len(completed) != len(billed),
         failed_tool_results=max((r["failed_tool_results"] for r in requests if isinstance(r.get("failed_tool_results"), int)), default=None),
     )
 
 
-def _diagnostics(capture: Capture, completed: list[dict[str, Any]], billed: list[dict[str, Any]]) -> dict[str, Any]:
+def _diagnostics(capture: Capture, completed: list[dict[str, Any]], billed: list[dict[str, Any]], counted: Mapping[str, int]) -> dict[str, Any]:
     requests = capture.model_requests
     with_catalog = [r for r in requests if isinstance(r.get("tool_count"), int)]
     # A run that never offered a tool (a text-protocol client) has the empty catalog as
@@ -107,7 +114,7 @@ def _diagnostics(capture: Capture, completed: list[dict[str, Any]], billed: list
     tool_bearing = [r for r in with_catalog if r["tool_count"] > 0]
     catalog_requests = tool_bearing or with_catalog
     catalogs = _distinct(catalog_requests, "catalog_digest")
-    tokens = {r["catalog_digest"]: r.get("schema_tokens") for r in catalog_requests if isinstance(r.get("catalog_digest"), str)}
+    tokens = {r["catalog_digest"]: _first_int(r.get("schema_tokens"), counted.get(r["catalog_digest"])) for r in catalog_requests if isinstance(r.get("catalog_digest"), str)}
     estimates = [t for t in tokens.values() if isinstance(t, int)]
     with_usage = [r for r in requests if r.get("terminal") is True]
     return {
