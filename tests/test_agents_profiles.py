@@ -193,10 +193,31 @@ def test_variants_apply_args_and_env_per_variant(tmp_path):
     assert profile_identity(profile)["variants"]["coding"] == {"args": ["--tools", "Read,{task}"], "env": [["MODE", "narrow"]]}
 
 
+def test_a_profile_defines_variants_of_any_name_after_the_built_in_pair(tmp_path):
+    from campaign.agents.profiles import defined_variants, variant_disclosure
+
+    text = MINIMAL + '[variants.terse]\nargs = ["--terse"]\ndisclosure = "coding"\n[variants.coding]\nargs = ["--c"]\n[variants.lean]\nenv = { LEAN = "1" }\n'
+    profile = load_profile(write(tmp_path, text))
+    assert defined_variants(profile) == ("baseline", "coding", "terse", "lean")
+    assert [variant_disclosure(profile, v) for v in defined_variants(profile)] == ["legacy", "coding", "coding", None]
+    assert client_argv(profile, {"prompt_file": "/p"}, "terse") == ["my-agent", "/p", "--terse"]
+    assert client_env(profile, None, {"prompt_file": "/p"}, "lean")["LEAN"] == "1"
+    identity = profile_identity(profile)["variants"]
+    assert identity["terse"] == {"args": ["--terse"], "env": [], "disclosure": "coding"} and "disclosure" not in identity["lean"]
+    # A profile without tables of its own still runs the built-in pair.
+    assert defined_variants(load_profile(write(tmp_path, MINIMAL))) == ("baseline", "coding")
+
+
 @pytest.mark.parametrize(
     ("table", "needle"),
     [
-        ("[variants.budget]\nargs = []\n", "unknown key variants.budget"),
+        ("[variants.Budget]\nargs = []\n", "'Budget' is not a variant name"),
+        ("[variants.a-name-of-thirty-three-characters]\n", "is not a variant name"),
+        ("".join(f"[variants.v{i}]\n" for i in range(9)), "a profile defines at most 8"),
+        ("[variants.lean]\nflags = []\n", "unknown key variants.lean.flags"),
+        ('[variants.lean]\ndisclosure = "terse"\n', "variants.lean.disclosure must be one of legacy, coding"),
+        ('[variants.baseline]\ndisclosure = "coding"\n', "baseline is the legacy disclosure by definition"),
+        ("variants = 3\n", "variants must be a table of"),
         ("[variants.coding]\nflags = []\n", "unknown key variants.coding.flags"),
         ('[variants.coding]\nenv = { OPENAI_API_KEY = "x" }\n', "looks like a credential"),
         ('applied_profile_from = "wire"\n', "needs the client to reach its model through {proxy_url}"),

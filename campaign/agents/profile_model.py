@@ -62,10 +62,15 @@ class RuntimeSpec:
 
 @dataclass(frozen=True)
 class VariantTreatment:
+    """What one named variant changes for this client ([variants.NAME])."""
+
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     # (file under HOME, canonical JSON) deep-merged over the profile's own home_json.
     home_json: tuple[tuple[str, str], ...] = ()
+    # The [runtime.tools.disclosure] profile its config applies; None: the built-in
+    # variant's own (baseline: legacy, coding: coding), or none for another variant.
+    disclosure: str | None = None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from typing import Any
 from campaign.agents.adapters import adapter_names
 from campaign.agents.profile_model import AgentProfile, HealthCheck, RuntimeSpec, VariantTreatment, json_strings, placeholders, uses_wire
 from campaign.canonical import spec_json
-from campaign.vocabulary import VARIANTS
+from campaign.experiment import MAX_VARIANTS, VARIANT_NAME, VARIANT_NAME_RULE
+from campaign.vocabulary import DISCLOSURE_PROFILES, VARIANT_PROFILES, VARIANTS
 
 
 # Variables a profile's [env] may not set: the engine owns them, or they carry credentials
@@ -96,17 +97,22 @@ def parse_profile(data: Mapping[str, Any], default_name: str) -> AgentProfile:
 
 
 def _variants(table: Any, *, allow_runtime_port: bool) -> tuple[tuple[str, VariantTreatment], ...]:
+    """Each [variants.NAME] table: the built-in pair first (whatever the file's order),
+    then the others in the file's order, which is the order --variants lists by default."""
     if not isinstance(table, dict):
-        raise ValueError("variants must be a table with [variants.baseline] and/or [variants.coding]")
-    _no_unknown_keys(table, set(VARIANTS), "variants.")
+        raise ValueError("variants must be a table of [variants.NAME] tables")
+    for name in table:
+        if not VARIANT_NAME.fullmatch(name):
+            raise ValueError(f"variants.{name}: {name!r} is not a variant name: {VARIANT_NAME_RULE}")
+    if len(table) > MAX_VARIANTS:
+        raise ValueError(f"variants: {len(table)} tables; a profile defines at most {MAX_VARIANTS}")
     out = []
-    for name in VARIANTS:
-        if name not in table:
-            continue
+    for name in [*(n for n in VARIANTS if n in table), *(n for n in table if n not in VARIANTS)]:
         entry = table[name]
         if not isinstance(entry, dict):
             raise ValueError(f"variants.{name} must be a table")
-        _no_unknown_keys(entry, {"args", "env", "home_json"}, f"variants.{name}.")
+        _no_unknown_keys(entry, {"args", "env", "home_json", "disclosure"}, f"variants.{name}.")
+        disclosure = _disclosure(entry, name)
         args = entry.get("args", [])
         if args:
             args = _argv(args, f"variants.{name}.args", allow_runtime_port=allow_runtime_port)
@@ -114,8 +120,20 @@ def _variants(table: Any, *, allow_runtime_port: bool) -> tuple[tuple[str, Varia
             raise ValueError(f"variants.{name}.args must be a list of strings")
         env = _env(entry.get("env", {}), allow_runtime_port=allow_runtime_port)
         home = _home_json(entry.get("home_json", {}), f"variants.{name}.home_json", allow_runtime_port=allow_runtime_port)
-        out.append((name, VariantTreatment(args=tuple(args), env=env, home_json=home)))
+        out.append((name, VariantTreatment(args=tuple(args), env=env, home_json=home, disclosure=disclosure)))
     return tuple(out)
+
+
+def _disclosure(entry: Mapping[str, Any], name: str) -> str | None:
+    """A variant's disclosure profile; the built-in variants' are fixed by their names."""
+    if "disclosure" not in entry:
+        return None
+    value = entry["disclosure"]
+    if value not in DISCLOSURE_PROFILES:
+        raise ValueError(f"variants.{name}.disclosure must be one of {', '.join(DISCLOSURE_PROFILES)}, got {value!r}")
+    if name in VARIANT_PROFILES and value != VARIANT_PROFILES[name]:
+        raise ValueError(f"variants.{name}.disclosure: {name} is the {VARIANT_PROFILES[name]} disclosure by definition; name the variant otherwise")
+    return value
 
 
 def _env(table: Any, *, allow_runtime_port: bool) -> tuple[tuple[str, str], ...]:

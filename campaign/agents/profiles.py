@@ -23,6 +23,7 @@ from campaign import inputs
 from campaign.errors import UsageProblem
 from campaign.agents.profile_model import AgentProfile, VariantTreatment, render
 from campaign.agents.profile_parse import parse_profile
+from campaign.vocabulary import VARIANT_PROFILES, VARIANTS
 
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 
@@ -68,6 +69,18 @@ def load_profile(name_or_path: str, source: Path | None = None) -> AgentProfile:
 def treatment(profile: AgentProfile, variant: str | None) -> VariantTreatment:
     """The profile's treatment for a variant (nothing for the nonpaired lane or an unset one)."""
     return dict(profile.variants).get(variant or "", VariantTreatment())
+
+
+def defined_variants(profile: AgentProfile) -> tuple[str, ...]:
+    """The variants this client can run, in order: the built-in pair (the disclosure
+    experiment, defined for every profile), then the profile's own [variants.NAME]."""
+    return (*VARIANTS, *(name for name, _ in profile.variants if name not in VARIANTS))
+
+
+def variant_disclosure(profile: AgentProfile, variant: str) -> str | None:
+    """The [runtime.tools.disclosure] profile a variant's config applies: the built-in
+    variants' by definition, another's as its table says (None: its config is the base)."""
+    return VARIANT_PROFILES.get(variant) or treatment(profile, variant).disclosure
 
 
 def client_argv(profile: AgentProfile, values: Mapping[str, str], variant: str | None = None) -> list[str]:
@@ -168,7 +181,12 @@ def profile_identity(profile: AgentProfile) -> dict[str, Any]:
         identity["env"] = [list(pair) for pair in profile.env]
     if profile.variants:
         identity["variants"] = {
-            name: {"args": list(t.args), "env": [list(p) for p in t.env], **({"home_json": [list(p) for p in t.home_json]} if t.home_json else {})}
+            name: {
+                "args": list(t.args),
+                "env": [list(p) for p in t.env],
+                **({"home_json": [list(p) for p in t.home_json]} if t.home_json else {}),
+                **({"disclosure": t.disclosure} if t.disclosure is not None else {}),
+            }
             for name, t in profile.variants
         }
     if profile.home_json:
