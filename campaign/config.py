@@ -49,7 +49,7 @@ class BaseConfig:
 @dataclass(frozen=True)
 class VariantConfig:
     variant: str
-    profile: str
+    profile: str | None  # the disclosure profile it applies; None: the base config as is
     overlay: str  # the appended text
     overlay_digest: str
     text: str  # base text + overlay: what the agent reads
@@ -102,17 +102,13 @@ def _disclosure_nodes(node: Any, depth: int = 0) -> Iterator[Any]:
                 yield from _disclosure_nodes(node[key], depth + 1)
 
 
-def disclosure_table(variant: str) -> dict[str, Any]:
-    """The table a variant's config must resolve to."""
-    try:
-        profile = VARIANT_PROFILES[variant]
-    except KeyError:
-        raise UsageProblem(f"unknown variant {variant!r}; only baseline and coding are supported") from None
+def disclosure_table(profile: str) -> dict[str, Any]:
+    """The table a config applying the disclosure ``profile`` must resolve to."""
     return {"enabled": True, "profile": profile, **{k: v for k, v in DISCLOSURE_SETTINGS.items() if k != "enabled"}}
 
 
-def render_overlay(variant: str) -> str:
-    table = disclosure_table(variant)
+def render_overlay(variant: str, disclosure: str) -> str:
+    table = disclosure_table(disclosure)
     lines = [
         f"# Appended by campaign for the {variant} variant; not part of the operator's base config.",
         "[runtime.tools.disclosure]",
@@ -132,14 +128,26 @@ def _toml_value(value: Any) -> str:
 
 
 def render_variant(base: BaseConfig, variant: str) -> VariantConfig:
-    """Base text + the variant's appended table, checked to parse to what we expect."""
-    overlay = render_overlay(variant)
+    """A built-in variant's config: the base with its disclosure profile appended."""
+    try:
+        disclosure = VARIANT_PROFILES[variant]
+    except KeyError:
+        raise UsageProblem(f"unknown variant {variant!r}; only baseline and coding have a disclosure profile of their own") from None
+    return render_config(base, variant, disclosure)
+
+
+def render_config(base: BaseConfig, variant: str, disclosure: str | None) -> VariantConfig:
+    """Base text + the ``disclosure`` profile's appended table, checked to parse to what
+    we expect; the base text unchanged (nothing appended) for a variant that applies none."""
+    if disclosure is None:
+        return VariantConfig(variant=variant, profile=None, overlay="", overlay_digest=text_sha256(""), text=base.text, digest=text_sha256(base.text))
+    overlay = render_overlay(variant, disclosure)
     separator = "" if base.text == "" or base.text.endswith("\n") else "\n"
     text = base.text + separator + "\n" + overlay
-    check_rendered(base.data, text, variant)
+    check_rendered(base.data, text, variant, disclosure)
     return VariantConfig(
         variant=variant,
-        profile=VARIANT_PROFILES[variant],
+        profile=disclosure,
         overlay=overlay,
         overlay_digest=text_sha256(overlay),
         text=text,
@@ -147,7 +155,7 @@ def render_variant(base: BaseConfig, variant: str) -> VariantConfig:
     )
 
 
-def check_rendered(base_data: Mapping[str, Any], text: str, variant: str) -> None:
+def check_rendered(base_data: Mapping[str, Any], text: str, variant: str, disclosure: str) -> None:
     """The rendered config parses, resolves the variant's profile, and changes nothing else."""
     try:
         merged = inputs.toml_loads(text)
@@ -157,7 +165,7 @@ def check_rendered(base_data: Mapping[str, Any], text: str, variant: str) -> Non
             "write runtime and runtime.tools as [runtime] / [runtime.tools] tables, not inline tables",
             option=OPTION,
         ) from None
-    if merged != with_disclosure(base_data, disclosure_table(variant)):
+    if merged != with_disclosure(base_data, disclosure_table(disclosure)):
         raise UsageProblem(f"the {variant} config does not resolve to the expected disclosure settings", option=OPTION)
 
 

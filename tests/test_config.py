@@ -11,11 +11,12 @@ from campaign.config import (
     DISCLOSURE_SETTINGS,
     load_base_config,
     parse_base_config,
-    render_overlay,
+    render_config,
     render_variant,
     resolved_disclosure,
     resolved_profile,
 )
+from campaign import inputs
 from campaign.errors import UsageProblem
 
 # Every way TOML can set runtime.tools.disclosure; each must be refused.
@@ -146,6 +147,18 @@ def test_digests_bind_base_bytes_and_variant(tmp_path: Path):
     assert path.read_text() == "[runtime]\nport = 1\n"
 
 
-def test_only_baseline_and_coding_exist():
-    with pytest.raises(UsageProblem, match="only baseline and coding"):
-        render_overlay("budget-20000")
+def test_only_baseline_and_coding_have_a_disclosure_profile_of_their_own():
+    with pytest.raises(UsageProblem, match="only baseline and coding have a disclosure profile"):
+        render_variant(parse_base_config(b""), "budget-20000")
+
+
+def test_another_variant_applies_the_disclosure_its_table_names_or_none():
+    base = parse_base_config(b"[agent]\nname = 'x'\n")
+    terse = render_config(base, "terse", "coding")
+    assert terse.profile == "coding" and resolved_profile(inputs.toml_loads(terse.text)) == "coding"
+    assert "for the terse variant" in terse.overlay and terse.text.startswith(base.text)
+    # The same treatment as the built-in coding, but a variant of its own name.
+    assert terse.digest != render_variant(base, "coding").digest
+    lean = render_config(base, "lean", None)
+    assert (lean.profile, lean.overlay, lean.text) == (None, "", base.text)
+    assert resolved_profile(inputs.toml_loads(lean.text)) is None

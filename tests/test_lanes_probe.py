@@ -15,7 +15,7 @@ from campaign.vocabulary import VARIANT_PROFILES
 from campaign.errors import UsageProblem
 from campaign.agents.applied import confirmed_profiles
 from campaign.lanes.campaign_inputs import _probed
-from campaign.lanes.probe import probe_catalogs
+from campaign.lanes.probe import probe_catalogs, variant_configs
 from campaign.lanes.wire import WireRoute
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, catalog_set_digest
 from campaign.providers import load_catalog
@@ -61,6 +61,36 @@ def test_a_profile_whose_variants_send_one_catalog_is_refused(tmp_path, monkeypa
     route = WireRoute("replay", sys.executable, Path(os.environ["CAMPAIGN_TOKENIZER_CACHE"]))
     with pytest.raises(UsageProblem, match="same tool catalog under baseline and coding"):
         probe_catalogs(load_profile(str(same)), model="replay:scripted", task=benchmark.get_task("semver-precedence"), route=route, runner_python=sys.executable)
+
+
+@pytest.mark.parametrize(
+    ("table", "variants", "says"),
+    [
+        # The built-in coding's disclosure under another name: one catalog, two labels.
+        ('[variants.terse]\ndisclosure = "coding"\n', ("baseline", "coding", "terse"), "same tool catalog under coding and terse"),
+        # No disclosure of its own: the base config, whose default is the legacy catalog.
+        ('[variants.lean]\nenv = { LEAN = "1" }\n', ("baseline", "lean"), "same tool catalog under baseline and lean"),
+    ],
+    ids=["same-disclosure", "only-a-setting-the-client-ignores"],
+)
+def test_variants_the_wire_cannot_tell_apart_are_refused_naming_both(tmp_path, table, variants, says):
+    custom = tmp_path / "custom.toml"
+    custom.write_text(OFFLINE_WIRE.read_text() + table)
+    profile = load_profile(str(custom))
+    route = WireRoute("replay", sys.executable, Path(os.environ["CAMPAIGN_TOKENIZER_CACHE"]))
+    with pytest.raises(UsageProblem, match=says):
+        probe_catalogs(profile, model="replay:scripted", task=benchmark.get_task("semver-precedence"), route=route, runner_python=sys.executable,
+                       configs=variant_configs(profile, variants))  # fmt: skip
+
+
+def test_probe_shows_every_variant_the_profile_defines(tmp_path, monkeypatch):
+    custom = tmp_path / "custom.toml"
+    custom.write_text(OFFLINE_WIRE.read_text() + '[variants.terse]\ndisclosure = "coding"\n')
+    monkeypatch.chdir(tmp_path)
+    result = run(["probe", "--agent", str(custom), "--model", "replay:scripted"])
+    assert result.exit_code == 0, result.output
+    shown = {line.split(":")[0]: line for line in result.output.splitlines() if line.startswith(("baseline:", "coding:", "terse:"))}
+    assert set(shown) == {"baseline", "coding", "terse"} and "tools 6" in shown["terse"] and "tools 37" in shown["baseline"]
 
 
 def test_probe_refuses_an_agent_without_a_wire(tmp_path, monkeypatch):

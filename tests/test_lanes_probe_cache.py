@@ -43,10 +43,10 @@ def probe(profile: Path, model: str = "replay:scripted") -> dict[str, list[str]]
     return probe_catalogs(load_profile(str(profile)), model=model, task=benchmark.get_task(TASK), route=route, runner_python=sys.executable)
 
 
-def key(profile: Path, model: str = "replay:scripted", task: str = TASK) -> str:
+def key(profile: Path, model: str = "replay:scripted", task: str = TASK, configs: dict[str, str] | None = None) -> str:
     cache = ProbeCache.from_environ(os.environ)
     assert cache is not None
-    return cache.key(load_profile(str(profile)), model=model, task=benchmark.get_task(task), runner_python=sys.executable, environ=os.environ)
+    return cache.key(load_profile(str(profile)), model=model, task=benchmark.get_task(task), runner_python=sys.executable, environ=os.environ, configs=configs)
 
 
 def runs(profile: Path) -> int:
@@ -65,6 +65,8 @@ def test_the_same_probe_again_is_read_back_without_running_the_client(counted):
 
 def test_another_model_task_profile_client_or_path_is_another_key(counted, monkeypatch):
     keys = [key(counted), key(counted, model="replay:another"), key(counted, task="invoice-rounding")]
+    # Other variants, or the same ones in another order or with another config.
+    keys += [key(counted, configs={"coding": "", "baseline": ""}), key(counted, configs={"baseline": "", "coding": ""}), key(counted, configs={"baseline": "", "coding": "x"})]
     counted.write_text(counted.read_text().replace("Offline synthetic agent", "The offline agent"))
     keys.append(key(counted))
     version = counted.parent / "bin" / "offline-version"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,9 +24,9 @@ from campaign import benchmark, experiment
 from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
 from campaign.agents.profile_model import AgentProfile
-from campaign.agents.profiles import load_profile
+from campaign.agents.profiles import defined_variants, load_profile, variant_disclosure
 from campaign.benchmark import Task
-from campaign.config import parse_base_config, render_variant
+from campaign.config import parse_base_config, render_config, render_variant
 from campaign.errors import CampaignError, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.attempt import run_attempt
@@ -59,41 +59,66 @@ def probe_catalogs(
     option: str = "--agent",
     catalog_format: int = CATALOG_DIGEST_FORMAT,
     client_version: str | None = None,
+    configs: Mapping[str, str] | None = None,
 ) -> dict[str, list[str]]:
     """{variant: sorted catalog digests the client sent, in ``catalog_format``} from one
     replayed run per variant (or a cached one: ``probe_cache``; ``client_version``, when
-    the caller has read it, saves reading it again for the cache's key)."""
+    the caller has read it, saves reading it again for the cache's key). ``configs`` are
+    the variants to run, each with its config text; the built-in pair when None.
+
+    Two variants that sent one catalog are refused, naming both: the wire could never
+    tell their attempts apart, so neither label would be confirmed."""
     cache = ProbeCache.from_environ(os.environ)
-    key = cache.key(profile, model=model, task=task, runner_python=runner_python, environ=os.environ, client_version=client_version) if cache else ""
+    key = cache.key(profile, model=model, task=task, runner_python=runner_python, environ=os.environ, client_version=client_version, configs=configs) if cache else ""
+    configs = builtin_configs() if configs is None else configs
     measured = cache.load(key) if cache else None
     if measured is None:
-        measured = measure(profile, model=model, task=task, route=route, runner_python=runner_python, timeout_s=timeout_s)
+        measured = measure(profile, model=model, task=task, route=route, runner_python=runner_python, timeout_s=timeout_s, configs=configs)
         if cache:
             cache.store(key, measured)
-    found = {variant: sorted(m[CATALOG_DIGEST_KEYS[catalog_format]]) for variant, m in measured.items()}
-    if set(found.get("baseline", [])) & set(found.get("coding", [])):
-        raise UsageProblem(
-            f"the {profile.name} agent sends the same tool catalog under baseline and coding, so its variants apply no treatment; "
-            "give [variants.baseline] and [variants.coding] different args or env",
-            option=option,
-        )
+    found = {variant: sorted(measured[variant][CATALOG_DIGEST_KEYS[catalog_format]]) for variant in configs}
+    names = list(found)
+    for i, first in enumerate(names):
+        second = next((other for other in names[i + 1 :] if set(found[first]) & set(found[other])), None)
+        if second is not None:
+            raise UsageProblem(
+                f"the {profile.name} agent sends the same tool catalog under {first} and {second}, so its variants apply no treatment; "
+                f"give [variants.{first}] and [variants.{second}] different args or env",
+                option=option,
+            )
     return found
 
 
-def measure(profile: AgentProfile, *, model: str, task: Task, route: WireRoute, runner_python: str, timeout_s: float = PROBE_TIMEOUT_S) -> dict[str, dict]:
-    """{variant: the wire diagnostics of its replayed run}; ProbeFailed when a variant shows no catalog."""
-    replayed = WireRoute(upstream=REPLAY, profile_python=route.profile_python, tokenizer_cache=route.tokenizer_cache)
+def builtin_configs() -> dict[str, str]:
+    """The built-in pair's configs over the probe's empty base config."""
     base = parse_base_config(b"", "the probe's empty base config")
+    return {v: render_variant(base, v).text for v in VARIANTS}
+
+
+def variant_configs(profile: AgentProfile, variants: Sequence[str]) -> dict[str, str]:
+    """Each of ``variants``' configs over the probe's empty base config, as the profile
+    defines the variant (its disclosure profile, or none)."""
+    base = parse_base_config(b"", "the probe's empty base config")
+    return {v: render_config(base, v, variant_disclosure(profile, v)).text for v in variants}
+
+
+def measure(
+    profile: AgentProfile, *, model: str, task: Task, route: WireRoute, runner_python: str, timeout_s: float = PROBE_TIMEOUT_S, configs: Mapping[str, str] | None = None
+) -> dict[str, dict]:
+    """{variant: the wire diagnostics of its replayed run}, for each variant of ``configs``
+    (the built-in pair when None); ProbeFailed when a variant shows no catalog."""
+    replayed = WireRoute(upstream=REPLAY, profile_python=route.profile_python, tokenizer_cache=route.tokenizer_cache)
+    configs = builtin_configs() if configs is None else configs
     found: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="campaign-probe-") as tmp:
         engine = make_engine(resolve_url(str(Path(tmp) / "probe.db")))
         try:
             upgrade_engine(engine)
             new = repository.NewCampaign(kind="paired", state="running", live=False, agent=profile.name, seed=0, experiment=experiment.probe())
-            campaign_id = repository.create_campaign(engine, new, build_schedule([task.name], 1, seed=0, variants=VARIANTS), model=model, default_provider=REPLAY)
+            campaign_id = repository.create_campaign(engine, new, build_schedule([task.name], 1, seed=0, variants=list(configs)), model=model, default_provider=REPLAY)
             # The probe's own runs measure the catalogs: nothing to confirm yet (probe=True).
             source = AttemptSource(
-                profile=profile, model=model, seed=0, timeout_s=timeout_s, configs={v: render_variant(base, v).text for v in VARIANTS},
+                profile=profile, model=model, seed=0, timeout_s=timeout_s, configs=configs,
                 python=runner_python, wire=replayed, probe=True,
             )  # fmt: skip
             for trial in repository.trials_in_order(engine, campaign_id):
@@ -138,4 +163,5 @@ def run_probe(agent: str, model: str, task_name: str, environ: Mapping[str, str]
         raise UsageProblem(f"the {profile.name} agent does not reach its model through {{proxy_url}}, so there is no wire to probe", option="--agent")
     seeds.check(profile, environ)
     version = read_client_version(profile, environ)
-    return ProbeReport(profile.name, version, str(route), measure(profile, model=str(route), task=task, route=wire, runner_python=sys.executable))
+    configs = variant_configs(profile, defined_variants(profile))
+    return ProbeReport(profile.name, version, str(route), measure(profile, model=str(route), task=task, route=wire, runner_python=sys.executable, configs=configs))

@@ -81,7 +81,9 @@ class ProbeCache:
         value = environ.get(ENV)
         return cls(Path(value).expanduser()) if value else None
 
-    def key(self, profile: AgentProfile, *, model: str, task: Task, runner_python: str, environ: Mapping[str, str], client_version: str | None = None) -> str:
+    def key(
+        self, profile: AgentProfile, *, model: str, task: Task, runner_python: str, environ: Mapping[str, str], client_version: str | None = None, configs: Mapping[str, str] | None = None
+    ) -> str:
         seed_root = seeds.seeds_dir(environ)
         parts = {
             "format": FORMAT,
@@ -95,6 +97,8 @@ class ProbeCache:
             "model": model,
             "task": [task.name, task_digest(task)],
             "python": os.path.realpath(runner_python),
+            # The variants run, in order, each with its config (None: the built-in pair's).
+            "configs": None if configs is None else list(configs.items()),
         }
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
