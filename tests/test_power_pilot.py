@@ -50,7 +50,7 @@ def pilot_trials(provider: str = "alpha") -> list[dict]:
 def test_the_pilots_pairs_are_the_pairs_its_report_counts(store):
     cid = insert_campaign(store, pilot_trials(), kind="campaign")
     pilot = read_pilot(store, cid)
-    per_task = {t.task: (t.pairs, t.coding_only, t.baseline_only) for t in pilot.tasks}
+    per_task = {t.task: (t.pairs, t.candidate_only, t.baseline_only) for t in pilot.tasks}
     assert per_task == {"a": (2, 1, 0), "b": (2, 0, 1), "c": (2, 0, 0)}
     report = build_report(store, cid)["paired_differences"]
     assert {t["task"]: t["pairs"] for t in report["per_task"]} == {k: v[0] for k, v in per_task.items()}

@@ -71,7 +71,7 @@ def test_a_run_with_one_pair_per_task_says_why_it_cannot_tell(engine):
 
 
 def test_the_simulation_runs_once_for_the_same_pairs_and_seed():
-    rows = [TaskRow(f"t{i}", 4, 0.25, 1, 2, 4, None, coding_only=1 + i % 2, baseline_only=i % 3) for i in range(6)]
+    rows = [TaskRow(f"t{i}", 4, 0.25, 1, 2, 4, None, candidate_only=1 + i % 2, baseline_only=i % 3) for i in range(6)]
     first = detectable.block(rows, 7)
     first["effect"] = "changed by its caller"
     before = detectable._block.cache_info()

@@ -190,7 +190,7 @@ def build_report(
                         "pairs": t.pairs,
                         "success_difference": t.success_difference,
                         "baseline_successes": t.baseline_successes,
-                        "coding_successes": t.coding_successes,
+                        "coding_successes": t.candidate_successes,
                         "wall_pairs": t.wall_pairs,
                         "wall_seconds_difference": t.wall_difference,
                     }

@@ -75,7 +75,7 @@ def at_run_size(
 
 def task_pairs(tasks: Sequence[TaskRow]) -> tuple[TaskPairs, ...]:
     """What the task rows say of each task's pairs: how many, and how many went each way."""
-    return tuple(TaskPairs(t.task, t.pairs, t.coding_only, t.baseline_only) for t in tasks)
+    return tuple(TaskPairs(t.task, t.pairs, t.candidate_only, t.baseline_only) for t in tasks)
 
 
 def block(tasks: Sequence[TaskRow], seed: int) -> dict[str, Any]:

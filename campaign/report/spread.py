@@ -70,14 +70,14 @@ class TaskPairs:
 
     task: str
     pairs: int
-    coding_only: int  # coding verified, baseline not: +1
-    baseline_only: int  # baseline verified, coding not: -1
+    candidate_only: int  # the candidate verified, the baseline not: +1
+    baseline_only: int  # the baseline verified, the candidate not: -1
 
     def differences(self) -> tuple[float, ...]:
         """The task's pair differences (+1, -1, then 0 for the pairs that agreed): the
         report's interval reads them per task (``stats.paired_interval``)."""
-        agreed = self.pairs - self.coding_only - self.baseline_only
-        return (1.0,) * self.coding_only + (-1.0,) * self.baseline_only + (0.0,) * agreed
+        agreed = self.pairs - self.candidate_only - self.baseline_only
+        return (1.0,) * self.candidate_only + (-1.0,) * self.baseline_only + (0.0,) * agreed
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,7 +135,7 @@ def fit(tasks: Sequence[TaskPairs]) -> Spread:
     if len(tasks) == 1:
         raise SpreadUnknown(SINGLE_TASK_CLUSTER)
     n = np.array([t.pairs for t in tasks], dtype=np.float64)
-    up = np.array([t.coding_only for t in tasks], dtype=np.float64)
+    up = np.array([t.candidate_only for t in tasks], dtype=np.float64)
     down = np.array([t.baseline_only for t in tasks], dtype=np.float64)
     probs = np.stack([down / n, (n - up - down) / n, up / n], axis=1)
     means = (up - down) / n

@@ -93,26 +93,31 @@ def variant_rows(conn: Connection, scope: Scope) -> list[VariantRow]:
 
 @dataclass(frozen=True)
 class TaskRow:
+    """One task's pairs, compared candidate minus baseline (the built-in experiment:
+    coding minus baseline)."""
+
     task: str
     pairs: int
     success_difference: float
     baseline_successes: int
-    coding_successes: int
+    candidate_successes: int
     wall_pairs: int
     wall_difference: float | None
     # The pairs that disagreed, each way: with ``pairs`` they are the task's whole
     # distribution of pair differences (+1, 0, -1), which the planner resamples.
-    coding_only: int = 0
+    candidate_only: int = 0
     baseline_only: int = 0
-    # Each pair's wall difference (coding minus baseline, seconds) where both are known.
+    # Each pair's wall difference (candidate minus baseline, seconds) where both are known.
     wall_differences: tuple[float, ...] = ()
 
 
-def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
-    """Per task: mean over complete pairs of (coding - baseline), for success and wall,
-    with the pairs' own differences (the report's interval reads their spread).
+def task_rows(conn: Connection, scope: Scope, baseline: str = BASELINE, candidate: str = CODING) -> list[TaskRow]:
+    """Per task: mean over complete pairs of (candidate - baseline), for success and wall,
+    with the pairs' own differences (the report's interval reads their spread). A pair
+    of more than two variants is compared one candidate at a time: its other trials
+    are not read.
 
-    A pair is complete when both its baseline and coding trials have a result
+    A pair is complete when both its baseline and candidate trials have a result
     (a finished attempt; an interrupted one is no result). Success is
     ``verified_pass IS TRUE`` (a timeout or an unverified finished attempt is a
     failure, as in the per-variant rates). Wall uses only pairs where both wall
@@ -129,15 +134,15 @@ def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
     pair = (
         select(
             t.task.label("task"),
-            per_variant(BASELINE, attempted).label("b_att"),
-            per_variant(CODING, attempted).label("c_att"),
-            per_variant(BASELINE, passed).label("b_pass"),
-            per_variant(CODING, passed).label("c_pass"),
-            per_variant(BASELINE, c.wall_seconds).label("b_wall"),
-            per_variant(CODING, c.wall_seconds).label("c_wall"),
+            per_variant(baseline, attempted).label("b_att"),
+            per_variant(candidate, attempted).label("c_att"),
+            per_variant(baseline, passed).label("b_pass"),
+            per_variant(candidate, passed).label("c_pass"),
+            per_variant(baseline, c.wall_seconds).label("b_wall"),
+            per_variant(candidate, c.wall_seconds).label("c_wall"),
         )
         .select_from(RESULTS_OUTER)
-        .where(*scope.where(), t.variant.in_((BASELINE, CODING)))
+        .where(*scope.where(), t.variant.in_((baseline, candidate)))
         .group_by(t.task, t.pair_id)
         .subquery("pair")
     )
@@ -155,7 +160,7 @@ def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
             func.sum(p.c_pass).label("c_successes"),
             func.count(wall_diff).label("wall_pairs"),
             func.avg(wall_diff).label("wall_difference"),
-            count_if(p.c_pass > p.b_pass).label("coding_only"),
+            count_if(p.c_pass > p.b_pass).label("candidate_only"),
             count_if(p.b_pass > p.c_pass).label("baseline_only"),
         )
         .where(p.b_att == 1, p.c_att == 1)
@@ -172,10 +177,10 @@ def task_rows(conn: Connection, scope: Scope) -> list[TaskRow]:
             pairs=int(row.pairs),
             success_difference=float(row.success_difference),
             baseline_successes=int(row.b_successes),
-            coding_successes=int(row.c_successes),
+            candidate_successes=int(row.c_successes),
             wall_pairs=int(row.wall_pairs),
             wall_difference=as_float(row.wall_difference),
-            coding_only=int(row.coding_only),
+            candidate_only=int(row.candidate_only),
             baseline_only=int(row.baseline_only),
             wall_differences=tuple(sorted(walls.get(row.task, ()))),  # sorted: a row order the database may choose must not move a float sum
         )
