@@ -54,6 +54,21 @@ def campaigns(setting: Setting, tasks: int, repetitions: int, sims: int, seed: i
         yield list((cand.astype(np.float64) - base.astype(np.float64)))
 
 
+def family_campaigns(setting: Setting, candidates: int, tasks: int, repetitions: int, sims: int, seed: int) -> Iterator[list[list[np.ndarray]]]:
+    """``sims`` campaigns of ``candidates`` candidates against one baseline: per candidate,
+    the per-task arrays of pair differences, every candidate's pairs sharing the
+    baseline's outcomes (as in a run, where each pair holds one trial per variant)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(sims):
+        p = np.clip(rng.beta(setting.beta_a, setting.beta_a, size=tasks), 1e-9, 1 - 1e-9)
+        base = (rng.random((tasks, repetitions)) < p[:, None]).astype(np.float64)
+        out = []
+        for _ in range(candidates):
+            q = setting.shifted(p, rng.uniform(0.0, 2.0, size=tasks))
+            out.append(list((rng.random((tasks, repetitions)) < q[:, None]).astype(np.float64) - base))
+        yield out
+
+
 Interval = Callable[[list[np.ndarray], int], stats.Estimate]
 
 
@@ -87,4 +102,18 @@ def measure(interval: Interval, setting: Setting, tasks: int, repetitions: int, 
             continue
         covered += est.ci_low <= truth <= est.ci_high
         rejected += est.ci_low > 0 or est.ci_high < 0
+    return Measured(covered / sims, rejected / sims, sims)
+
+
+def measure_family(setting: Setting, candidates: int, tasks: int, repetitions: int, sims: int, confidence: float, seed: int = 1) -> Measured:
+    """The share of campaigns in which every candidate's headline interval (at
+    ``confidence`` each) holds the truth, and in which any of them excludes 0."""
+    truth = setting.truth()
+    covered = rejected = 0
+    for i, per_candidate in enumerate(family_campaigns(setting, candidates, tasks, repetitions, sims, seed)):
+        found = [stats.paired_interval(pairs, seed + i, confidence, bounds=(-1.0, 1.0)) for pairs in per_candidate]
+        if any(e.ci_low is None or e.ci_high is None for e in found):
+            continue
+        covered += all(e.ci_low <= truth <= e.ci_high for e in found)
+        rejected += any(e.ci_low > 0 or e.ci_high < 0 for e in found)
     return Measured(covered / sims, rejected / sims, sims)

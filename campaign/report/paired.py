@@ -43,21 +43,41 @@ class Compared:
     pairs: int
 
 
-def compare(pair_differences: Sequence[Sequence[float]], seed: int, *, bounds: tuple[float, float] | None, empty_reason: str) -> Compared:
+def family_confidence(candidates: int, confidence: float = stats.CONFIDENCE) -> float:
+    """The level of each candidate's interval so that all of a run's candidates' intervals
+    hold at once with ``confidence`` (Bonferroni: the error shared out equally); the
+    level itself for one candidate.
+
+    Why not Holm: Holm's step-down decides more often than Bonferroni at the same
+    family-wise error, but it adjusts p-values, not intervals, and every decision in
+    a report is read from an interval (better, worse, or inconclusive at this size).
+    Bonferroni's intervals hold together at the family's level whatever the
+    comparisons' correlation (they share the baseline's trials), and the report stays
+    one interval per candidate. Measured by simulation (``calibration.measure_family``,
+    tests/test_report_calibration.py)."""
+    if candidates < 1:
+        raise ValueError("at least one candidate is compared")
+    return 1.0 - (1.0 - confidence) / candidates
+
+
+def compare(
+    pair_differences: Sequence[Sequence[float]], seed: int, *, bounds: tuple[float, float] | None, empty_reason: str, confidence: float = stats.CONFIDENCE
+) -> Compared:
     clusters = [d for d in pair_differences if len(d)]
     means = [float(np.mean(d)) for d in clusters]
     return Compared(
-        headline=stats.paired_interval(clusters, seed, bounds=bounds, empty_reason=empty_reason),
+        headline=stats.paired_interval(clusters, seed, confidence, bounds=bounds, empty_reason=empty_reason),
         percentile=stats.summarize(means, seed, empty_reason=empty_reason),
         sign_flip_p=stats.sign_flip_p(means, seed),
         pairs=sum(len(d) for d in clusters),
     )
 
 
-def success_and_wall(tasks: Sequence[TaskRow], seed: int) -> tuple[Compared, Compared]:
-    """Verified success (pairs +1/0/-1, bounded) and wall seconds (pairs with both times)."""
-    success = compare([p.differences() for p in task_pairs(tasks)], seed, bounds=SUCCESS_BOUNDS, empty_reason="no_complete_pairs")
-    wall = compare([t.wall_differences for t in tasks], seed, bounds=None, empty_reason="no_pairs_with_both_wall_times")
+def success_and_wall(tasks: Sequence[TaskRow], seed: int, confidence: float = stats.CONFIDENCE) -> tuple[Compared, Compared]:
+    """Verified success (pairs +1/0/-1, bounded) and wall seconds (pairs with both times),
+    the headline intervals at ``confidence`` (``family_confidence`` for several candidates)."""
+    success = compare([p.differences() for p in task_pairs(tasks)], seed, bounds=SUCCESS_BOUNDS, empty_reason="no_complete_pairs", confidence=confidence)
+    wall = compare([t.wall_differences for t in tasks], seed, bounds=None, empty_reason="no_pairs_with_both_wall_times", confidence=confidence)
     return success, wall
 
 
