@@ -45,3 +45,17 @@ def test_a_pair_missing_the_compared_candidate_is_not_counted(engine):
     with engine.connect() as conn:
         assert {t.task: t.pairs for t in task_rows(conn, scope, "default", "terse")} == {"t1": 1, "t2": 2}
         assert {t.task: t.pairs for t in task_rows(conn, scope, "default", "lean")} == {"t1": 2, "t2": 2}
+
+
+def test_a_report_keeps_operator_named_variants_in_the_experiments_order(engine):
+    from campaign.report import build_report
+
+    experiment = {"model": "replay:scripted", "seed": 107, "tasks": ["t1", "t2"], "variants": [{"name": n} for n in ("default", "terse", "lean")]}
+    rows = three_variants() + [{"task": "t3", "repetition": 1, "variant": "Not-A-Name", "attempt": {"verified_pass": True}}]
+    report = build_report(engine, insert_campaign(engine, rows, experiment=experiment))
+    names = [v["variant"] for v in report["variants"]]
+    # The experiment's three first, in its order; no row for the built-in pair it never ran.
+    assert names[:3] == ["default", "terse", "lean"] and "baseline" not in names and "coding" not in names
+    assert {t["variant"] for t in report["trials"]} >= {"default", "terse", "lean"}
+    # A name outside the rule is an id the report does not show (nor calls a word).
+    assert "Not-A-Name" not in {t["variant"] for t in report["trials"]} and "Not-A-Name" not in names

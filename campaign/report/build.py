@@ -37,7 +37,8 @@ from campaign.report.schema import REDACTION, REPORT_SCHEMA
 from campaign.store import chain, repository, snapshot
 from campaign.store.limits import SpendLimits
 from campaign.store.models import Campaign
-from campaign.vocabulary import NOT_ATTEMPTED_REASONS
+from campaign.experiment import Stored
+from campaign.vocabulary import NOT_ATTEMPTED_REASONS, VARIANTS
 
 
 KIND = "live_agentic_coding_paired"
@@ -174,7 +175,7 @@ def build_report(
             },
             "runtime_versions": identity.pricing_section(experiment),
             "completion": _completion(campaign, c.by_status, c.variants, c.spend, c.unattempted, c.paid_without_result),
-            "variants": spending.variants_section(c.variants, c.spend, bases),
+            "variants": spending.variants_section(c.variants, c.spend, bases, _variant_order(experiment)),
             "paired_differences": {
                 **paired.methods(campaign.seed),
                 # Either comparison resting on few task clusters is exploratory: missing
@@ -262,6 +263,13 @@ class _Counted:
             wall=wall,
             detectable=detectable.block(tasks, seed),
         )
+
+def _variant_order(experiment: Mapping[str, Any]) -> tuple[str, ...]:
+    """The variants' rows in the experiment's order; the built-in pair (in either order
+    of --variants) and an experiment that names none, as reports always listed them."""
+    names = Stored(experiment).variant_names
+    return VARIANTS if names is None or set(names) == set(VARIANTS) else names
+
 
 def _not_attempted(row: dict[str, Any]) -> dict[str, Any]:
     """A trial without a result: why (its not-attempted reason, or what its attempts were)."""

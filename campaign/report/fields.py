@@ -10,6 +10,7 @@ import re
 
 from campaign import vocabulary
 from campaign.credential_shapes import ID_SHAPES
+from campaign.experiment import MAX_VARIANTS, VARIANT_NAME
 from campaign.report.allowlist import Pattern
 
 # --- code-authored vocabularies ---------------------------------------------------
@@ -113,6 +114,12 @@ REASONING_SETTING_RE = re.compile(r"provider_default|[a-z_]{1,24}=[a-z0-9_-]{1,2
 
 def Id() -> Pattern:
     return Pattern(TOKEN_RE)
+
+
+def VariantName() -> Pattern:
+    """An operator's variant name, as the experiment's rule admits it (``VARIANT_NAME``):
+    an id, never a word the report lets through because it used to be a fixed one."""
+    return Pattern(VARIANT_NAME)
 
 
 def ScheduleId() -> Pattern:

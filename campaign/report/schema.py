@@ -43,8 +43,10 @@ from campaign.report.fields import (
     ScheduleId,
     Sha256,
     UNCONTROLLED_FACTORS,
+    VariantName,
     Version,
 )
+from campaign.experiment import MAX_VARIANTS
 
 # --- the report -----------------------------------------------------------------------
 
@@ -101,7 +103,7 @@ TRIAL = Obj(
         "trial_id": ScheduleId(),
         "pair_id": ScheduleId(),
         "task": Id(),
-        "variant": Enum(vocabulary.VARIANTS),
+        "variant": VariantName(),
         "provider": Id(),
         "repetition": Int(),
         "pair_order": Int(),
@@ -150,7 +152,7 @@ NOT_ATTEMPTED = Obj(
         "trial_id": ScheduleId(),
         "pair_id": ScheduleId(),
         "task": Id(),
-        "variant": Enum(vocabulary.VARIANTS),
+        "variant": VariantName(),
         "provider": Id(),
         "repetition": Int(),
         "pair_order": Int(),
@@ -167,7 +169,7 @@ SPEND_ONLY_ATTEMPT = Obj(
         "trial_id": ScheduleId(),
         "pair_id": ScheduleId(),
         "task": Id(),
-        "variant": Enum(vocabulary.VARIANTS),
+        "variant": VariantName(),
         "provider": Id(),
         "repetition": Int(),
         "pair_order": Int(),
@@ -192,7 +194,7 @@ SPEND_ONLY_ATTEMPT = Obj(
 
 VARIANT = Obj(
     {
-        "variant": Enum(vocabulary.VARIANTS),
+        "variant": VariantName(),
         "attempts": Int(),
         "interrupted_attempts": Int(),
         "provider_error_attempts": Int(),
@@ -290,7 +292,7 @@ PROVIDER = Obj(
 PROVIDER_FAULTS = Obj(
     {
         "provider": Id(),
-        "variant": Enum(vocabulary.VARIANTS),
+        "variant": VariantName(),
         "attempts": Int(),
         "by_fault": Map(Enum(vocabulary.PROVIDER_FAULTS), Int(), max_items=16),
     }
@@ -380,12 +382,12 @@ REPORT_SCHEMA = Obj(
                 "seed": Int(),
                 "timeout": Num(),
                 "run_timeout": Num(),
-                "variants": List(Obj({"name": Enum(vocabulary.VARIANTS), "overlay_digest": Sha256()}), max_items=8),
+                "variants": List(Obj({"name": VariantName(), "overlay_digest": Sha256()}), max_items=MAX_VARIANTS),
                 "config_digest": Sha256(),
                 "fixture_digests": Map(Id(), Sha256()),
                 "profile_python_digest": Sha256(),
                 # applied_profile_from = "wire": the catalogs the probe measured per variant.
-                "wire_catalogs": Map(Enum(vocabulary.VARIANTS), List(Sha256(), max_items=16), max_items=2),
+                "wire_catalogs": Map(VariantName(), List(Sha256(), max_items=16), max_items=MAX_VARIANTS),
                 # How those digests were made: 1, the tools in the client's order; 2, as a set
                 # (sorted by name). Null where there are no wire catalogs.
                 "wire_catalog_format": Int(),

@@ -99,9 +99,12 @@ def _usd(value: Decimal | None) -> float | None:
     """An exact dollar sum as a JSON number (nano-dollar precision, so 0.1 + 0.2 is 0.3)."""
     return None if value is None else float(value)
 
-def variants_section(results: Sequence[aggregates.VariantRow], spend: Sequence[aggregates.SpendRow], bases: dict[str, str | None]) -> list[dict[str, Any]]:
+def variants_section(
+    results: Sequence[aggregates.VariantRow], spend: Sequence[aggregates.SpendRow], bases: dict[str, str | None], order: Sequence[str] = VARIANTS
+) -> list[dict[str, Any]]:
+    """One row per variant of ``order`` (the experiment's), then any other the rows name."""
     by_name = {row.variant: row for row in results}
-    names = list(VARIANTS) + sorted((set(by_name) | {r.variant for r in spend}) - set(VARIANTS))
+    names = list(order) + sorted((set(by_name) | {r.variant for r in spend}) - set(order))
     return [_variant(name, by_name.get(name), _Sums.of((r for r in spend if r.variant == name), bases)) for name in names]
 
 def _variant(name: str, row: aggregates.VariantRow | None, sums: _Sums) -> dict[str, Any]:
