@@ -168,6 +168,39 @@ def test_observed_wrong_profile_cannot_pass(engine, tmp_base):
     assert (result.outcome, result.failure_class, result.verified_pass) == ("failed", "profile_unconfirmed", False)
 
 
+def _custom_offline(tmp_path: Path, table: str):
+    path = tmp_path / "custom-offline.toml"
+    path.write_text((Path(__file__).resolve().parents[1] / "campaign" / "agents" / "profiles" / "offline.toml").read_text() + table)
+    return load_profile(str(path))
+
+
+def test_a_variant_of_another_name_is_confirmed_by_the_disclosure_it_applies(engine, tmp_base, tmp_path):
+    from campaign.config import render_config
+
+    profile = _custom_offline(tmp_path, '[variants.terse]\ndisclosure = "coding"\n')
+    trial = _trial(engine, PLAIN)
+    config = render_config(parse_base_config(b""), "terse", "coding").text
+    plan = dataclasses.replace(_plan(PLAIN, tmp_base=tmp_base), profile=profile, variant="terse", config_text=config)
+    assert (plan.expected_disclosure, plan.expected_label) == ("coding", "coding")
+    result = run_attempt(engine, trial, plan)
+    assert (result.outcome, result.verified_pass) == ("passed", True), result
+    assert result.record.applied_profiles == ("coding",)
+
+
+def test_a_variant_an_adapter_cannot_confirm_never_runs(engine, tmp_base, tmp_path):
+    from campaign.config import render_config
+
+    # No disclosure of its own: the offline agent reports only disclosure profiles, so
+    # nothing it reports could confirm this variant; no client runs.
+    profile = _custom_offline(tmp_path, '[variants.lean]\nenv = { LEAN = "1" }\n')
+    trial = _trial(engine, PLAIN)
+    plan = dataclasses.replace(_plan(PLAIN, tmp_base=tmp_base), profile=profile, variant="lean", config_text=render_config(parse_base_config(b""), "lean", None).text)
+    assert (plan.expected_disclosure, plan.expected_label) == (None, None)
+    result = run_attempt(engine, trial, plan)
+    assert (result.outcome, result.failure_class) == ("failed", "profile_gate")
+    assert [e.role for e in repository.ledger_for(engine, result.attempt_id)] == []
+
+
 def test_agent_without_profile_reporting_fails_the_gate(engine, tmp_base):
     trial = _trial(engine, PLAIN)
     plan = _plan(PLAIN, tmp_base=tmp_base)

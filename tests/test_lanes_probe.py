@@ -45,6 +45,19 @@ def test_confirmed_profiles(observed, applied):
     assert confirmed_profiles(observed, EXPECTED, VARIANT_PROFILES) == applied
 
 
+def test_on_the_wire_a_variant_of_another_name_is_confirmed_as_itself(tmp_path):
+    from campaign.agents.profiles import confirmation_label
+
+    custom = tmp_path / "custom.toml"
+    custom.write_text(OFFLINE_WIRE.read_text().replace('applied_profile_from = "adapter"', 'applied_profile_from = "wire"') + '[variants.lean]\nargs = []\n')
+    profile = load_profile(str(custom))
+    expected = {**EXPECTED, "lean": ["f" * 64]}
+    labels = {v: confirmation_label(profile, v) for v in expected}
+    assert labels == {"baseline": "legacy", "coding": "coding", "lean": "lean"}
+    assert confirmed_profiles(["f" * 64], expected, labels) == ("lean",)
+    assert confirmed_profiles(["f" * 64, "b" * 64], expected, labels) == ("lean", "legacy")
+
+
 def test_probe_shows_each_variants_catalog(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = run(["probe", "--agent", "offline-wire", "--model", "replay:scripted"])

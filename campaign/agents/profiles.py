@@ -83,6 +83,17 @@ def variant_disclosure(profile: AgentProfile, variant: str) -> str | None:
     return VARIANT_PROFILES.get(variant) or treatment(profile, variant).disclosure
 
 
+def confirmation_label(profile: AgentProfile, variant: str) -> str | None:
+    """What an attempt of ``variant`` must be seen to apply, as its ``applied_profiles``
+    record it. A client that reports its disclosure profile (``adapter``) confirms that
+    profile, so a variant without one of its own can never be confirmed there (None). On
+    the wire each variant is confirmed by the catalogs only its probe run sent, and
+    recorded as the built-in pair's disclosure words or the variant's own name."""
+    if profile.applied_profile_from == "wire":
+        return VARIANT_PROFILES.get(variant, variant)
+    return variant_disclosure(profile, variant)
+
+
 def client_argv(profile: AgentProfile, values: Mapping[str, str], variant: str | None = None) -> list[str]:
     """The client command for one attempt: the variant's args, then the config flag if declared."""
     argv = render(profile.client, values) + render(treatment(profile, variant).args, values)

@@ -49,7 +49,7 @@ from campaign.supervise import Supervisor, TeardownVerdict, critical
 from campaign.supervise import disposal
 from campaign.supervise.gate import SpawnError
 from campaign.supervise.pinned import NotOurs
-from campaign.vocabulary import VARIANT_PROFILES, VERIFIER_KILLED
+from campaign.vocabulary import VERIFIER_KILLED
 
 __all__ = ["AttemptOutcome", "AttemptPlan", "classify", "counter_fields", "profile_gate", "run_attempt"]
 
@@ -361,7 +361,8 @@ def _with_wire(record: AgentRecord, capture: Capture, plan: AttemptPlan, session
     merged = wire_summary.merge(record, wire_summary.summarize(capture, counted))
     if plan.profile.applied_profile_from == "wire" and plan.expected_catalogs is not None:
         observed = (merged.schema_diagnostics or {}).get(CATALOG_DIGEST_KEYS[plan.catalog_format])
-        merged = replace(merged, applied_profiles=confirmed_profiles(observed, plan.expected_catalogs, VARIANT_PROFILES))
+        labels = {variant: profiles.confirmation_label(plan.profile, variant) for variant in plan.expected_catalogs}
+        merged = replace(merged, applied_profiles=confirmed_profiles(observed, plan.expected_catalogs, labels))
     return merged
 
 

@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from campaign.agents.profile_model import AgentProfile
+from campaign.agents.profiles import confirmation_label, variant_disclosure
 from campaign.agents.record import AgentRecord
 from campaign.benchmark import Task
 from campaign.lanes.wire import WireRoute
 from campaign.providers import Provider
 from campaign.supervise.teardown import TeardownBudget
-from campaign.vocabulary import VARIANT_PROFILES, VERDICTS
+from campaign.vocabulary import VERDICTS
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,15 @@ class AttemptPlan:
 
     @property
     def expected_disclosure(self) -> str | None:
-        """The disclosure profile (not the agent ``profile``) the variant's config applies,
-        which the attempt must be seen to apply; None for a run without variants."""
-        return VARIANT_PROFILES.get(self.variant) if self.variant else None
+        """The disclosure profile (not the agent ``profile``) the variant's config applies;
+        None for a run without variants, or a variant whose config applies none."""
+        return variant_disclosure(self.profile, self.variant) if self.variant else None
+
+    @property
+    def expected_label(self) -> str | None:
+        """What the attempt must be seen to apply (``profiles.confirmation_label``); None
+        for a run without variants, or a variant this client cannot confirm."""
+        return confirmation_label(self.profile, self.variant) if self.variant else None
 
 
 @dataclass(frozen=True)

@@ -39,16 +39,17 @@ def resolved_profile(config_path: Path | None) -> str | None:
 
 
 def profile_gate(plan: AttemptPlan, config_path: Path | None) -> bool:
-    """Before any client call: the config must resolve to the variant's profile, and the
-    agent must be able to report what it applied; otherwise no coding label on legacy."""
-    expected = plan.expected_disclosure
-    if expected is None:
-        return True
-    if plan.profile.applied_profile_from == "none":
-        return False
+    """Before any client call: the variant must be one this client can be seen to apply,
+    and its config must resolve to the variant's disclosure profile (if it applies one);
+    otherwise no coding label on legacy."""
+    if plan.variant is None:
+        return True  # a run without variants: its agent's own configuration
+    if plan.profile.applied_profile_from == "none" or (plan.expected_label is None and not plan.probe):
+        return False  # (the probe's own runs only measure: nothing is confirmed by them)
     if plan.profile.applied_profile_from == "wire" and not plan.expected_catalogs and not plan.probe:
         return False  # nothing to compare the wire with: the variant could never be confirmed
-    return resolved_profile(config_path) == expected
+    expected = plan.expected_disclosure
+    return expected is None or resolved_profile(config_path) == expected
 
 
 def counter_fields(record: AgentRecord) -> dict[str, Any]:
@@ -106,7 +107,7 @@ def classify(
         return "failed", record.error_class or "verifier_failed", False
     if plan.task.requires_failed_tool_call and not (record.tool_errors or 0) >= 1:
         return "failed", "no_failed_tool_call", False
-    expected = plan.expected_disclosure
+    expected = plan.expected_label
     if expected is not None and expected not in (record.applied_profiles or ()):
         return "failed", "profile_unconfirmed", False
     return "passed", None, True
