@@ -218,6 +218,7 @@ def test_a_profile_defines_variants_of_any_name_after_the_built_in_pair(tmp_path
         ('[variants.lean]\ndisclosure = "terse"\n', "variants.lean.disclosure must be one of legacy, coding"),
         ('[variants.baseline]\ndisclosure = "coding"\n', "baseline is the legacy disclosure by definition"),
         ("variants = 3\n", "variants must be a table of"),
+        ("[variants.legacy]\n", "names a disclosure profile"),
         ("[variants.coding]\nflags = []\n", "unknown key variants.coding.flags"),
         ('[variants.coding]\nenv = { OPENAI_API_KEY = "x" }\n', "looks like a credential"),
         ('applied_profile_from = "wire"\n', "needs the client to reach its model through {proxy_url}"),

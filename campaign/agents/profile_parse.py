@@ -104,6 +104,10 @@ def _variants(table: Any, *, allow_runtime_port: bool) -> tuple[tuple[str, Varia
     for name in table:
         if not VARIANT_NAME.fullmatch(name):
             raise ValueError(f"variants.{name}: {name!r} is not a variant name: {VARIANT_NAME_RULE}")
+        if name in DISCLOSURE_PROFILES and name not in VARIANTS:
+            # On the wire a variant is recorded by its name, the built-in pair by their
+            # disclosure words: this name would read as the baseline's.
+            raise ValueError(f"variants.{name}: {name!r} names a disclosure profile (the baseline's); name the variant otherwise")
     if len(table) > MAX_VARIANTS:
         raise ValueError(f"variants: {len(table)} tables; a profile defines at most {MAX_VARIANTS}")
     out = []
