@@ -168,6 +168,14 @@ def test_observed_wrong_profile_cannot_pass(engine, tmp_base):
     assert (result.outcome, result.failure_class, result.verified_pass) == ("failed", "profile_unconfirmed", False)
 
 
+@pytest.mark.parametrize(("applied", "outcome"), [(("coding",), "passed"), (("legacy", "coding"), "profile_unconfirmed"), (("legacy",), "profile_unconfirmed"), ((), "profile_unconfirmed")])
+def test_only_its_own_treatment_and_nothing_else_confirms_a_variant(applied, outcome):
+    # Two variants' catalogs on one attempt's wire (or two profiles reported) prove neither.
+    record = AgentRecord(applied_profiles=applied)
+    found = classify(_plan(PLAIN), gate_ok=True, boot_ok=True, client_timed_out=False, record=record, verifier_exit=0, verifier_timed_out=False)
+    assert (found[1] or found[0]) == outcome
+
+
 def _custom_offline(tmp_path: Path, table: str):
     path = tmp_path / "custom-offline.toml"
     path.write_text((Path(__file__).resolve().parents[1] / "campaign" / "agents" / "profiles" / "offline.toml").read_text() + table)

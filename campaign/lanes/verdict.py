@@ -108,7 +108,9 @@ def classify(
     if plan.task.requires_failed_tool_call and not (record.tool_errors or 0) >= 1:
         return "failed", "no_failed_tool_call", False
     expected = plan.expected_label
-    if expected is not None and expected not in (record.applied_profiles or ()):
+    # Its own treatment and nothing else: an attempt whose wire also carried another
+    # variant's catalog (or whose client reported two profiles) is no evidence for either.
+    if expected is not None and set(record.applied_profiles or ()) != {expected}:
         return "failed", "profile_unconfirmed", False
     return "passed", None, True
 
