@@ -26,7 +26,7 @@ from campaign.agents.client_version import read_client_version
 from campaign.agents.profile_model import AgentProfile
 from campaign.agents.profiles import defined_variants, load_profile, variant_disclosure
 from campaign.benchmark import Task
-from campaign.config import parse_base_config, render_config, render_variant
+from campaign.config import parse_base_config, render_config
 from campaign.errors import CampaignError, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.attempt import run_attempt
@@ -70,7 +70,7 @@ def probe_catalogs(
     tell their attempts apart, so neither label would be confirmed."""
     cache = ProbeCache.from_environ(os.environ)
     key = cache.key(profile, model=model, task=task, runner_python=runner_python, environ=os.environ, client_version=client_version, configs=configs) if cache else ""
-    configs = builtin_configs() if configs is None else configs
+    configs = variant_configs(profile, VARIANTS) if configs is None else configs
     measured = cache.load(key) if cache else None
     if measured is None:
         measured = measure(profile, model=model, task=task, route=route, runner_python=runner_python, timeout_s=timeout_s, configs=configs)
@@ -89,12 +89,6 @@ def probe_catalogs(
     return found
 
 
-def builtin_configs() -> dict[str, str]:
-    """The built-in pair's configs over the probe's empty base config."""
-    base = parse_base_config(b"", "the probe's empty base config")
-    return {v: render_variant(base, v).text for v in VARIANTS}
-
-
 def variant_configs(profile: AgentProfile, variants: Sequence[str]) -> dict[str, str]:
     """Each of ``variants``' configs over the probe's empty base config, as the profile
     defines the variant (its disclosure profile, or none)."""
@@ -108,7 +102,7 @@ def measure(
     """{variant: the wire diagnostics of its replayed run}, for each variant of ``configs``
     (the built-in pair when None); ProbeFailed when a variant shows no catalog."""
     replayed = WireRoute(upstream=REPLAY, profile_python=route.profile_python, tokenizer_cache=route.tokenizer_cache)
-    configs = builtin_configs() if configs is None else configs
+    configs = variant_configs(profile, VARIANTS) if configs is None else configs
     found: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="campaign-probe-") as tmp:
         engine = make_engine(resolve_url(str(Path(tmp) / "probe.db")))

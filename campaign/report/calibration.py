@@ -34,8 +34,12 @@ class Setting:
         logit = np.log(p) - np.log1p(-p)
         return 1.0 / (1.0 + np.exp(-(logit + self.effect * u)))
 
+    def draw_baselines(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` tasks' baseline success probabilities."""
+        return np.clip(rng.beta(self.beta_a, self.beta_a, size=n), 1e-9, 1 - 1e-9)
+
     def draw_tasks(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
-        p = np.clip(rng.beta(self.beta_a, self.beta_a, size=n), 1e-9, 1 - 1e-9)
+        p = self.draw_baselines(rng, n)
         return p, self.shifted(p, rng.uniform(0.0, 2.0, size=n))
 
     def truth(self, seed: int = 0, n: int = 400_000) -> float:
@@ -60,7 +64,7 @@ def family_campaigns(setting: Setting, candidates: int, tasks: int, repetitions:
     baseline's outcomes (as in a run, where each pair holds one trial per variant)."""
     rng = np.random.default_rng(seed)
     for _ in range(sims):
-        p = np.clip(rng.beta(setting.beta_a, setting.beta_a, size=tasks), 1e-9, 1 - 1e-9)
+        p = setting.draw_baselines(rng, tasks)
         base = (rng.random((tasks, repetitions)) < p[:, None]).astype(np.float64)
         out = []
         for _ in range(candidates):
