@@ -401,13 +401,17 @@ def test_a_left_behind_process_cannot_rewrite_the_code_while_the_verifier_runs(e
     # The agent applies the reference solution, then leaves an escaped process that
     # keeps breaking it once the client has exited (i.e. while the verifier would run).
     solution = benchmark.get_task(TASK).solution_dir
-    # It waits for the hidden suite to be installed, then breaks every module over and over.
+    # It leaves the client's process group (the engine stops that group as soon as the
+    # client returns), says so, waits for the hidden suite to be installed, then breaks every
+    # module over and over. The client returns only once it has left: otherwise, under load,
+    # the group stop could take it first and the test would pass without an attacker.
     saboteur = (
-        f"setsid sh -c \"while [ ! -e {benchmark.VERIFIER_DIRNAME} ]; do sleep 0.002; done; "
+        f"setsid sh -c \"touch escaped; while [ ! -e {benchmark.VERIFIER_DIRNAME} ]; do sleep 0.002; done; "
         "while :; do for f in pkgversions/*.py; do echo 'raise SystemExit(3)' > \\$f; done; done\" "
-        "</dev/null >/dev/null 2>&1 &"
+        "</dev/null >/dev/null 2>&1 &\n"
+        "while [ ! -e escaped ]; do sleep 0.01; done; rm escaped"
     )
-    result, row, base, _ = attack(engine, tmp_path, f"cp -r {solution}/. . && {saboteur}")
+    result, row, base, _ = attack(engine, tmp_path, f"cp -r {solution}/. .\n{saboteur}")
     assert (result.outcome, result.failure_class) == ("passed", None), (result.outcome, result.failure_class)
     assert row.verifier_exit_code == 0 and row.cleanup_complete is True
     assert_all_gone(engine, result.attempt_id)
