@@ -7,20 +7,38 @@
 - ``GENERIC_FORMAT.md``: the output format for custom agents.
 """
 
-from campaign.agents.adapters import Adapter, adapter_names, get_adapter
-from campaign.agents.profile_model import AgentProfile
-from campaign.agents.profiles import load_profile
-from campaign.agents.record import AgentRecord, TurnUsage, nothing_billed, turn_usage_matched, unknown_record
+from __future__ import annotations
 
-__all__ = [
-    "Adapter",
-    "AgentProfile",
-    "AgentRecord",
-    "TurnUsage",
-    "adapter_names",
-    "get_adapter",
-    "load_profile",
-    "nothing_billed",
-    "turn_usage_matched",
-    "unknown_record",
-]
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from campaign.agents.adapters import Adapter, adapter_names, get_adapter
+    from campaign.agents.profile_model import AgentProfile
+    from campaign.agents.profiles import load_profile
+    from campaign.agents.record import AgentRecord, TurnUsage, nothing_billed, turn_usage_matched, unknown_record
+
+# Imported on first use: the offline agent, started once per attempt as
+# ``python -m campaign.agents.offline``, needs none of the profiles or adapters, and
+# loading them all cost it about half its start-up.
+_EXPORTS = {
+    "Adapter": "adapters",
+    "adapter_names": "adapters",
+    "get_adapter": "adapters",
+    "AgentProfile": "profile_model",
+    "load_profile": "profiles",
+    "AgentRecord": "record",
+    "TurnUsage": "record",
+    "nothing_billed": "record",
+    "turn_usage_matched": "record",
+    "unknown_record": "record",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'campaign.agents' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"campaign.agents.{module}"), name)
