@@ -62,6 +62,11 @@ if [ -n "$pg_bin" ]; then
 else
   echo "scripts/test.sh: no PostgreSQL here; the PostgreSQL half of the store tests will be skipped" >&2
 fi
+# Bytecode is cached, whatever the caller's environment says: the suite starts thousands
+# of Python processes (runners, agents, proxies, replays), and with PYTHONDONTWRITEBYTECODE
+# set each of them compiled the package's modules anew (a runner: 0.13 s of CPU) and each
+# worker rewrote every test module's asserts (6 s). The caches are ignored by git.
+unset PYTHONDONTWRITEBYTECODE
 # One pytest worker per core (pytest-xdist). Each test is a unit of work, heaviest
 # files first, except a few files kept whole on one worker (tests/helpers/scheduling.py).
 # Arguments come last and win: `bash scripts/test.sh -n 0 tests/test_x.py` runs one file
