@@ -264,7 +264,11 @@ def test_a_cut_stream_keeps_what_the_wire_saw_and_never_reads_as_free(case: Case
     assert_resume_finishes(case)
 
 
-@pytest.mark.parametrize("case", BOTH, indirect=True)
+# One client per behaviour (a hang halts the provider; a deadline inside a hang is the
+# provider's): Claude Code here, whose retries after each silence the bound must end, and
+# Codex for the deadline below. The rule itself is checked client-free through the real
+# proxy (tests/test_profiler_faults_hang.py); a second client here cost 11-46 s a run.
+@pytest.mark.parametrize("case", ["claude-code"], indirect=True)
 def test_an_upstream_that_never_answers_is_halted_not_waited_out(case: Case):
     write_catalog(case.catalog, case.agent, case.upstream.port, HANG_SILENCE_S)
     case.upstream.start("hang:*")
@@ -285,14 +289,14 @@ def test_an_upstream_that_never_answers_is_halted_not_waited_out(case: Case):
     assert_resume_finishes(case)
 
 
-# The attempt's deadline lands inside a hang, before the proxy's silence bound: Claude Code
-# has had two requests given up on and is waiting on its retry (the one slow case: its own
-# retry back-off sets the pace); Codex, under a bound longer than its deadline, never heard
-# from its model at all (waited past the rule's floor, a tenth of the bound: 2 s).
-DEADLINE_IN_A_HANG = {"claude-code": (4, 12), "codex": (20, 6)}
+# The attempt's deadline lands inside a hang, before the proxy's silence bound: Codex,
+# under a bound longer than its deadline, never heard from its model at all (waited past
+# the rule's floor, a tenth of the bound: 2 s). The retrying client (Claude Code) meets the
+# bound in the test above; here it took 46 s a run, paced by its own retry back-off.
+DEADLINE_IN_A_HANG = {"codex": (20, 6)}
 
 
-@pytest.mark.parametrize("case", BOTH, indirect=True)
+@pytest.mark.parametrize("case", sorted(DEADLINE_IN_A_HANG), indirect=True)
 def test_a_deadline_that_lands_in_a_hang_is_the_providers_not_a_timeout(case: Case):
     silence_s, timeout = DEADLINE_IN_A_HANG[case.agent]
     write_catalog(case.catalog, case.agent, case.upstream.port, silence_s)
