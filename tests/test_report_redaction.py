@@ -197,8 +197,9 @@ any_json = st.recursive(json_leaf, lambda inner: st.one_of(st.lists(inner, max_s
 
 def strategy_for(node: A.Type, depth: int = 0):
     if isinstance(node, Obj):
-        fields = {k: strategy_for(v, depth + 1) for k, v in node.fields.items()}
-        return st.one_of(st.fixed_dictionaries(fields, optional={"free_text": st.text(max_size=20), "prompt": any_json}), any_json)
+        fields = {k: strategy_for(v, depth + 1) for k, v in node.fields.items() if k not in node.optional}
+        optional = {k: strategy_for(node.fields[k], depth + 1) for k in node.optional}
+        return st.one_of(st.fixed_dictionaries(fields, optional={**optional, "free_text": st.text(max_size=20), "prompt": any_json}), any_json)
     if isinstance(node, A.List):
         return st.one_of(st.lists(strategy_for(node.item, depth + 1), max_size=2 if depth else 3), any_json)
     if isinstance(node, A.Map):

@@ -25,9 +25,18 @@ _KEY_RE = re.compile(r"[a-z_][a-z0-9_]{0,63}")
 
 @dataclass(frozen=True)
 class Obj(Type):
-    """An object with exactly these keys (missing ones become null, extra ones are dropped)."""
+    """An object with exactly these keys (missing ones become null, extra ones are dropped).
+
+    A key in ``optional`` is left out where the value has none rather than made null,
+    so a section can grow a key for new runs (an experiment of more than the built-in
+    two variants) and every report written before stays the same, byte for byte."""
 
     fields: Mapping[str, Type] = field(default_factory=dict)
+    optional: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if not self.optional <= set(self.fields):
+            raise ValueError(f"optional keys {sorted(self.optional - set(self.fields))} are not fields")
 
     def compile(self) -> Cleaner:
         namespace: dict[str, Any] = {"keys": frozenset(self.fields)}
@@ -44,7 +53,9 @@ class Obj(Type):
         ]
         for i, (key, node) in enumerate(self.fields.items()):
             body += _field_code(namespace, i, key, node, f"get({key!r})", "    ")
-        body.append("    return {" + self._literal() + "}")
+        body.append("    out = {" + self._literal() + "}")
+        body += [f"    if {key!r} in v:\n        out[{key!r}] = a{i}" for i, key in enumerate(self.fields) if key in self.optional]
+        body.append("    return out")
         return generate(body, namespace, "clean")
 
     def compile_rows(
@@ -68,6 +79,8 @@ class Obj(Type):
         SQLite) and is read the way SQLAlchemy's Boolean reads one (``bool(value)``,
         None kept) before its check.
         """
+        if self.optional:
+            raise ValueError("a row has every column: an object with optional keys is cleaned with compile()")
         derived = dict(derived or {})
         memoized = dict(memoized or {})
         index = {name: i for i, name in enumerate(columns)}
@@ -102,29 +115,34 @@ class Obj(Type):
         return generate(body, namespace, "clean_rows")
 
     def checker(self) -> Check:
-        namespace: dict[str, Any] = {"keys": frozenset(self.fields), "n": len(self.fields)}
+        required = frozenset(self.fields) - self.optional
+        namespace: dict[str, Any] = {"keys": frozenset(self.fields), "required": required}
         body = [
             "def check(v):",
             "    if v is None:",
             "        return True",
-            "    if type(v) is not dict or len(v) != n or not keys.issuperset(v):",
+            "    if type(v) is not dict or not keys.issuperset(v) or not required.issubset(v):",
             "        return False",
         ]
         for i, (key, child) in enumerate(self.fields.items()):
             _plain(key)
-            body.append(f"    x = v[{key!r}]")
+            # An optional key that is absent has nothing to check; present, it is null or valid.
+            pad = "    " if key in self.optional else ""
+            if pad:
+                body.append(f"    if {key!r} in v:")
+            body.append(f"    {pad}x = v[{key!r}]")
             rule = child.rule()
             if rule is not None:
-                body.append(f"    if not ({rule.expression('x', namespace, str(i))}):")
+                body.append(f"    {pad}if not ({rule.expression('x', namespace, str(i))}):")
             else:
                 namespace[f"f{i}"] = child.checker()
-                body.append(f"    if not f{i}(x):")
-            body.append("        return False")
+                body.append(f"    {pad}if not f{i}(x):")
+            body.append(f"    {pad}    return False")
         body.append("    return True")
         return generate(body, namespace, "check")
 
     def _literal(self) -> str:
-        return ", ".join(f"{key!r}: a{i}" for i, key in enumerate(self.fields))
+        return ", ".join(f"{key!r}: a{i}" for i, key in enumerate(self.fields) if key not in self.optional)
 
 
 class Memoized:
