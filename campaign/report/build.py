@@ -29,7 +29,7 @@ from sqlalchemy import Connection, Engine
 from campaign import __version__, testhooks
 from campaign.bulk import collector_paused
 from campaign.errors import UnreadableValue, UsageProblem
-from campaign.report import aggregates, detectable, identity, paired, reasoning, results, spending, stats
+from campaign.report import aggregates, comparisons, detectable, identity, paired, reasoning, results, spending, stats
 from campaign.report.allowlist import enum_or_unlisted, sanitize
 from campaign.report.integrity import Integrity, check_rows, read_lineage, refuse_unless_verified
 from campaign.report.fields import AGENTS
@@ -120,7 +120,8 @@ def build_report(
         # The counts and the simulations: apart, in a child on another core when this
         # process may fork (else beside, in a thread), while this one reads and checks
         # every row and cleans the trials.
-        counted = read.apart(lambda conn: _Counted.read(conn, scope, campaign.seed))
+        order = _variant_order(experiment)
+        counted = read.apart(lambda conn: _Counted.read(conn, scope, campaign.seed, order))
         testhooks.reached("report")
         in_scope = read.beside(lambda conn: aggregates.scope_trials(conn, scope))
         attempts = read_lineage(read.conn, lineage)
@@ -137,7 +138,7 @@ def build_report(
         agent = campaign.agent if campaign.agent in AGENTS else "custom"
         synthetic = identity.is_synthetic(agent, experiment, c.providers)
         bases = spending.provider_bases(agent, experiment, c.providers)
-        success, wall = c.success, c.wall
+        success = c.success
         raw = {
             "schema_version": SCHEMA_VERSION,
             "kind": KIND,
@@ -175,29 +176,8 @@ def build_report(
             },
             "runtime_versions": identity.pricing_section(experiment),
             "completion": _completion(campaign, c.by_status, c.variants, c.spend, c.unattempted, c.paid_without_result),
-            "variants": spending.variants_section(c.variants, c.spend, bases, _variant_order(experiment)),
-            "paired_differences": {
-                **paired.methods(campaign.seed),
-                # Either comparison resting on few task clusters is exploratory: missing
-                # wall times can leave the wall interval far fewer clusters than success.
-                "exploratory": stats.exploratory(success.headline.tasks) or (wall.headline.tasks > 0 and stats.exploratory(wall.headline.tasks)),
-                "exploratory_below_tasks": stats.EXPLORATORY_BELOW_TASKS,
-                "verified_success": paired.as_report("verified_success", success),
-                "wall_seconds": paired.as_report("wall_seconds", wall),
-                "detectable_effect": c.detectable,
-                "per_task": [
-                    {
-                        "task": t.task,
-                        "pairs": t.pairs,
-                        "success_difference": t.success_difference,
-                        "baseline_successes": t.baseline_successes,
-                        "coding_successes": t.candidate_successes,
-                        "wall_pairs": t.wall_pairs,
-                        "wall_seconds_difference": t.wall_difference,
-                    }
-                    for t in c.tasks
-                ],
-            },
+            "variants": spending.variants_section(c.variants, c.spend, bases, order),
+            "paired_differences": _paired_differences(campaign.seed, order, c, synthetic),
             "providers": [spending.provider_section(name, bases[name], [r for r in c.spend if r.provider == name]) for name in c.providers],
             "provider_faults": _provider_faults(c.faults),
             "spend": spending.spend_section(scope, c.spend, bases, SpendLimits.from_stored(campaign.spend_limits_json)),
@@ -206,7 +186,8 @@ def build_report(
             "spend_only_attempts": c.spend_only,
             "uncontrolled_factors": list(ALWAYS_UNCONTROLLED)
             + ["reasoning_provider_default" if experiment.get("reasoning") is None else "reasoning_configured_not_verified"],
-            "decision": {"basis": _decision_basis(synthetic, success.headline)},
+            # An experiment of its own variants decides per candidate (its comparisons).
+            "decision": {"basis": _decision_basis(synthetic, success.headline) if comparisons.is_builtin(order) else None},
             "redaction": None,
         }
         report, changed = sanitize(raw, REPORT_SCHEMA)
@@ -235,15 +216,19 @@ class _Counted:
     paid_without_result: frozenset[str]
     spend_only: list[dict[str, Any]]
     faults: list[aggregates.FaultRow]
-    # What the task rows give: the paired differences and the detectable effect (seeded).
+    # What the task rows give: the paired differences and the detectable effect (seeded);
+    # for an experiment of its own variants, each candidate's (and the three above are
+    # the empty comparison).
     success: paired.Compared
     wall: paired.Compared
     detectable: dict[str, Any]
+    comparisons: tuple[comparisons.Comparison, ...]
 
     @classmethod
-    def read(cls, conn: Connection, scope: aggregates.Scope, seed: int) -> _Counted:
+    def read(cls, conn: Connection, scope: aggregates.Scope, seed: int, order: Sequence[str]) -> _Counted:
         providers, models, observed = aggregates.distinct_values(conn, scope)
-        tasks = aggregates.task_rows(conn, scope)
+        builtin = comparisons.is_builtin(order)
+        tasks = aggregates.task_rows(conn, scope) if builtin else []
         success, wall = paired.success_and_wall(tasks, seed)
         unattempted = aggregates.unattempted_trials(conn, scope)
         paid = frozenset(r["trial_id"] for r in unattempted if r["interrupted_attempts"] or r["provider_error_attempts"] or r["engine_error_attempts"])
@@ -262,13 +247,36 @@ class _Counted:
             success=success,
             wall=wall,
             detectable=detectable.block(tasks, seed),
+            comparisons=() if builtin else comparisons.read(conn, scope, order, seed),
         )
+
+
+def _paired_differences(seed: int, order: Sequence[str], c: _Counted, synthetic: bool) -> dict[str, Any]:
+    """The built-in experiment's one comparison, coding minus baseline, as reports always had
+    it; an experiment of its own variants has each candidate's under ``comparisons``."""
+    common = {**paired.methods(seed), "exploratory_below_tasks": stats.EXPLORATORY_BELOW_TASKS}
+    if not comparisons.is_builtin(order):
+        return {
+            **common,
+            "direction": "candidate_minus_baseline",
+            **comparisons.section(order[0], c.comparisons, lambda success: _decision_basis(synthetic, success)),
+        }
+    return {
+        **common,
+        "direction": "coding_minus_baseline",
+        "exploratory": paired.exploratory(c.success, c.wall),
+        "verified_success": paired.as_report("verified_success", c.success),
+        "wall_seconds": paired.as_report("wall_seconds", c.wall),
+        "detectable_effect": c.detectable,
+        "per_task": comparisons.per_task(c.tasks, "coding_successes"),
+    }
 
 def _variant_order(experiment: Mapping[str, Any]) -> tuple[str, ...]:
     """The variants' rows in the experiment's order; the built-in pair (in either order
-    of --variants) and an experiment that names none, as reports always listed them."""
+    of --variants), and an experiment that names none or fewer than two (no comparison of
+    its own: a row edited outside the engine), as reports always listed them."""
     names = Stored(experiment).variant_names
-    return VARIANTS if names is None or set(names) == set(VARIANTS) else names
+    return VARIANTS if names is None or len(names) < 2 or set(names) == set(VARIANTS) else names
 
 
 def _not_attempted(row: dict[str, Any]) -> dict[str, Any]:

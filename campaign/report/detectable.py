@@ -78,17 +78,18 @@ def task_pairs(tasks: Sequence[TaskRow]) -> tuple[TaskPairs, ...]:
     return tuple(TaskPairs(t.task, t.pairs, t.candidate_only, t.baseline_only) for t in tasks)
 
 
-def block(tasks: Sequence[TaskRow], seed: int) -> dict[str, Any]:
-    """The report's JSON block for the run's task rows (its experiment seed)."""
-    return dict(_block(task_pairs(tasks), seed))
+def block(tasks: Sequence[TaskRow], seed: int, confidence: float = stats.CONFIDENCE) -> dict[str, Any]:
+    """The report's JSON block for the run's task rows (its experiment seed), through the
+    interval at ``confidence`` (a candidate's among several: ``paired.family_confidence``)."""
+    return dict(_block(task_pairs(tasks), seed, confidence))
 
 
 # The simulation is a pure function of the task pairs and the seed, and costs a few
 # tenths of a second at 500 tasks: `campaign view` rebuilds a report on every refresh,
 # and its runs' pairs change only when an attempt finishes.
 @functools.lru_cache(maxsize=8)
-def _block(tasks: tuple[TaskPairs, ...], seed: int) -> dict[str, Any]:
-    found = at_run_size(tasks, seed)
+def _block(tasks: tuple[TaskPairs, ...], seed: int, confidence: float) -> dict[str, Any]:
+    found = at_run_size(tasks, seed, confidence=confidence)
     return {
         "metric": "verified_success",
         "effect": found.effect,

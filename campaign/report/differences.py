@@ -16,8 +16,25 @@ _INTERVAL_REASONS = {
 }
 
 
+def views(pd: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Each comparison the report holds, as (its label, its paired differences): the built-in
+    experiment's one, coding minus baseline; an experiment of its own variants, one per
+    candidate (``CANDIDATE minus BASELINE``), each with the methods of the whole."""
+    if "comparisons" not in pd:
+        return [("coding minus baseline", dict(pd))]
+    return [(f"{c['candidate']} minus {pd['baseline']}", {**pd, **c}) for c in pd["comparisons"] or ()]
+
+
+def level(pd: Mapping[str, Any]) -> str:
+    """The confidence of each comparison's interval, as a percentage ("95%", "97.5%")."""
+    adjusted = (pd.get("adjustment") or {}).get("comparison_confidence")
+    return f"{100 * (adjusted or stats.CONFIDENCE):.10g}%"
+
+
 def section(report: dict[str, Any], svg_name: str | None) -> list[str]:
     pd = report["paired_differences"]
+    if "comparisons" in pd:
+        return _candidates_section(pd, svg_name)
     boot = pd["bootstrap"]
     lines = [
         "",
@@ -31,11 +48,40 @@ def section(report: dict[str, Any], svg_name: str | None) -> list[str]:
         "The sign-flip p is the exact randomisation test of no effect on the task means. "
         "A missing wall time drops only that pair's wall comparison.",
     ]
+    return lines + _comparison(pd, "95%", svg_name)
+
+
+def _candidates_section(pd: dict[str, Any], svg_name: str | None) -> list[str]:
+    boot, adjustment = pd["bootstrap"], pd["adjustment"] or {}
+    lines = [
+        "",
+        f"## Paired differences (each candidate minus {pd['baseline']})",
+        "",
+        f"Each candidate is compared with the baseline `{pd['baseline']}` on the pairs where both have a result. "
+        "Within each task the per-pair differences are averaged, then tasks are weighted equally. "
+        f"Each {level(pd)} interval is a t interval on the task means (tasks minus one degrees of freedom; never narrower than the pairs' own "
+        f"spread within tasks allows): {adjustment.get('candidates')} candidate(s), Bonferroni-adjusted, so that all of their intervals "
+        f"hold together at {100 * (adjustment.get('family_confidence') or stats.CONFIDENCE):.10g}%; every decision reads them. "
+        f"Beside each, the specification's percentile bootstrap over whole task clusters at 95%, unadjusted ({boot['resamples']} resamples, "
+        f"seed {boot['seed']}). The sign-flip p is the exact randomisation test of no effect on the task means. "
+        "A missing wall time drops only that pair's wall comparison.",
+    ]
+    if svg_name:
+        lines += ["", f"![Forest plot of each candidate's paired differences]({svg_name})"]
+    for label, view in views(pd):
+        lines += ["", f"### {label}"]
+        lines += _comparison(view, level(pd), None)
+    return lines
+
+
+def _comparison(pd: dict[str, Any], level: str, svg_name: str | None) -> list[str]:
+    """One comparison's table, notes, detectable effect and per-task rows."""
+    lines = []
     if pd["exploratory"]:
         lines.append(_exploratory_line(pd))
     lines += [
         "",
-        "| metric | estimate | 95% interval | bootstrap 95% (spec) | sign-flip p | tasks | pairs |",
+        f"| metric | estimate | {level} interval | bootstrap 95% (spec) | sign-flip p | tasks | pairs |",
         "|---|---:|---|---|---:|---:|---:|",
     ]
     for key, label in (("verified_success", "verified success (rate)"), ("wall_seconds", "wall seconds")):
@@ -105,3 +151,26 @@ def _exploratory_line(pd: dict[str, Any]) -> str:
 def inconclusive_lines(report: dict[str, Any]) -> list[str]:
     sentence = detectable.inconclusive(report["paired_differences"])
     return [f"Verified success is {sentence}."] if sentence else []
+
+
+# Where an interval decides, the word for it; every other basis is "inconclusive" with its reason.
+_VERDICT = {"measured_benefit_requires_review": "better", "success_regression": "worse"}
+
+
+def candidate_decisions(report: dict[str, Any], basis_words: Mapping[str, str]) -> list[str]:
+    """Per candidate of an experiment of its own variants: better, worse, or inconclusive at
+    this size (with the effect it could have detected, or why it cannot say); never a promotion."""
+    pd = report["paired_differences"]
+    lines = []
+    for label, view in views(pd):
+        basis = view["decision_basis"]
+        verdict = _VERDICT.get(basis)
+        success = view["verified_success"]
+        said = f"verified success {or_reason(signed(success['estimate']), success['estimate_reason'])}, {level(pd)} interval {_interval(success)}"
+        if verdict is not None:
+            lines.append(f"- `{label}`: **{verdict}** ({said}); {basis_words.get(basis, basis)}.")
+            continue
+        sentence = detectable.inconclusive(view)
+        why = basis_words.get(basis, basis)
+        lines.append(f"- `{label}`: **inconclusive at this size** ({said}); {why}" + (f"; {sentence.removeprefix('inconclusive: ')}." if sentence else "."))
+    return lines

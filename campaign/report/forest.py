@@ -2,7 +2,8 @@
 
 Two panels side by side (verified success, wall seconds): one row per task with
 its mean coding-minus-baseline difference, and an overall row with the
-estimate and its 95% interval (a t interval on the task means). Rendered from the sanitized report
+estimate and its 95% interval (a t interval on the task means); for an experiment of
+its own variants, one row per candidate instead, each with its adjusted interval. Rendered from the sanitized report
 only, so the only text in it is code-authored labels, pattern-checked task ids
 and numbers. No plotting library: a few hundred lines of SVG need none.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 from xml.sax.saxutils import escape
+
+from campaign.report import differences
 
 ROW = 18
 TOP = 70
@@ -52,11 +55,11 @@ class _Panel:
         return self.x0 + (clamped - self.low) / (self.high - self.low) * PANEL_WIDTH
 
 
-def _wall_range(report: dict[str, Any]) -> tuple[float, float]:
-    pd = report["paired_differences"]
-    values = [t["wall_seconds_difference"] for t in pd["per_task"] if t["wall_seconds_difference"] is not None]
-    w = pd["wall_seconds"]
-    values += [v for v in (w["estimate"], w["ci_low"], w["ci_high"]) if v is not None]
+def _wall_range(tasks: list[dict[str, Any]], overall: list[tuple[str, dict[str, Any]]]) -> tuple[float, float]:
+    values = [t["wall_seconds_difference"] for t in tasks if t["wall_seconds_difference"] is not None]
+    for _, view in overall:
+        w = view["wall_seconds"]
+        values += [v for v in (w["estimate"], w["ci_low"], w["ci_high"]) if v is not None]
     # 5% headroom so the extreme task is not drawn on the frame.
     extent = 1.05 * max((abs(v) for v in values), default=1.0) or 1.0
     # A round bound: 1, 2 or 5 times a power of ten.
@@ -67,13 +70,21 @@ def _wall_range(report: dict[str, Any]) -> tuple[float, float]:
 
 def render_svg(report: dict[str, Any]) -> str:
     pd = report["paired_differences"]
-    tasks = pd["per_task"]
-    height = TOP + ROW * (len(tasks) + 2) + BOTTOM
+    if "comparisons" in pd:
+        # An experiment of its own variants: one row per candidate, its estimate and interval.
+        tasks: list[dict[str, Any]] = []
+        overall = [(f"{label} ({differences.level(pd)} CI)", view) for label, view in differences.views(pd)]
+        what, who = f"each candidate minus {pd['baseline']}", "candidate"
+        exploratory = any(view["exploratory"] for _, view in overall)
+    else:
+        tasks, overall = pd["per_task"], [("Overall (95% CI)", pd)]
+        what, who, exploratory = "coding minus baseline", "coding", pd["exploratory"]
+    height = TOP + ROW * (len(tasks) + len(overall) + 1) + BOTTOM
     width = LABEL_WIDTH + 2 * PANEL_WIDTH + GAP + 20
     success = _Panel(LABEL_WIDTH, -1.0, 1.0)
-    wall = _Panel(LABEL_WIDTH + PANEL_WIDTH + GAP, *_wall_range(report))
-    plot_bottom = TOP + ROW * (len(tasks) + 1.5)
-    title = f"Paired differences, coding minus baseline (campaign {int(report['campaign']['id'])})"
+    wall = _Panel(LABEL_WIDTH + PANEL_WIDTH + GAP, *_wall_range(tasks, overall))
+    plot_bottom = TOP + ROW * (len(tasks) + len(overall) + 0.5)
+    title = f"Paired differences, {what} (campaign {int(report['campaign']['id'])})"
     if report["synthetic"]:
         title += ": synthetic figures"
     out = [
@@ -83,11 +94,11 @@ def render_svg(report: dict[str, Any]) -> str:
         f'<rect width="{width}" height="{height:.0f}" fill="white"/>',
         f'<text x="10" y="20" font-size="14" font-weight="bold">{escape(title)}</text>',
     ]
-    if pd["exploratory"]:
+    if exploratory:
         out.append('<text x="10" y="38" fill="#a33">Exploratory: few task clusters; not a global ranking.</text>')
     panels = (
-        (success, "Verified success difference", 2, "&lt; baseline better | coding better &gt;"),
-        (wall, "Wall seconds difference", _tick_digits(wall.low, wall.high), "&lt; coding faster | coding slower &gt;"),
+        (success, "Verified success difference", 2, f"&lt; baseline better | {who} better &gt;"),
+        (wall, "Wall seconds difference", _tick_digits(wall.low, wall.high), f"&lt; {who} faster | {who} slower &gt;"),
     )
     for panel, label, digits, direction in panels:
         middle = panel.x0 + PANEL_WIDTH / 2
@@ -107,8 +118,15 @@ def render_svg(report: dict[str, Any]) -> str:
             out.append(f'<circle cx="{success.x(t["success_difference"]):.1f}" cy="{y:.1f}" r="3.5" fill="#2b6cb0"/>')
         if t["wall_seconds_difference"] is not None:
             out.append(f'<circle cx="{wall.x(t["wall_seconds_difference"]):.1f}" cy="{y:.1f}" r="3.5" fill="#2b6cb0"/>')
-    y = TOP + ROW * (len(tasks) + 0.75)
-    out.append(f'<text x="{LABEL_WIDTH - 8}" y="{y + 4:.1f}" text-anchor="end" font-weight="bold">Overall (95% CI)</text>')
+    for i, (label, view) in enumerate(overall):
+        _overall_row(out, TOP + ROW * (len(tasks) + 0.75 + i), label, view, success, wall)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _overall_row(out: list[str], y: float, label: str, pd: dict[str, Any], success: _Panel, wall: _Panel) -> None:
+    """A comparison's estimate and interval in both panels, on one row."""
+    out.append(f'<text x="{LABEL_WIDTH - 8}" y="{y + 4:.1f}" text-anchor="end" font-weight="bold">{escape(label)}</text>')
     for panel, key in ((success, "verified_success"), (wall, "wall_seconds")):
         d = pd[key]
         if d["ci_low"] is not None and d["ci_high"] is not None:
@@ -123,5 +141,3 @@ def render_svg(report: dict[str, Any]) -> str:
             out.append(f'<text x="{panel.x0 + 6:.1f}" y="{y + 4:.1f}" fill="#555">no estimate</text>')
         if d["ci_low"] is None and d["estimate"] is not None:
             out.append(f'<text x="{panel.x0 + PANEL_WIDTH - 6:.1f}" y="{y + 4:.1f}" text-anchor="end" fill="#555">no interval</text>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"

@@ -156,17 +156,7 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
         lines.append("- Not every scheduled trial ran: read these counts with the outcome summary; this report is not proof of a complete run.")
     lines.append("- Trials without a result are never counted as attempts or successes.")
 
-    decision = report["decision"]
-    lines += [
-        "",
-        "## Decision",
-        "",
-        "**Keep current defaults; keep the coding disclosure profile opt-in.** No profile is promoted by this report.",
-        "",
-        f"Basis: {_BASIS.get(_decision_words(report), decision['basis'])}.",
-        *differences.inconclusive_lines(report),
-        "Smaller tool schemas or lower schema-token estimates are not evidence of better coding outcomes and never justify promotion.",
-    ]
+    lines += _decision_section(report)
 
     lines += _variant_section(report)
     lines += _faults_section(report)
@@ -199,6 +189,39 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _decision_section(report: dict[str, Any]) -> list[str]:
+    pd = report["paired_differences"]
+    if "comparisons" in pd:
+        # An experiment of its own variants: a verdict per candidate, none adopted.
+        words = {
+            **_BASIS,
+            "interval_includes_zero": "its interval includes zero",
+            "measured_benefit_requires_review": "its interval lies above zero",
+            "success_regression": "its interval lies below zero",
+        }
+        if not offline_ran(report):
+            words["synthetic_figures"] = _BASIS["synthetic_route"]
+        return [
+            "",
+            "## Decision",
+            "",
+            f"**No variant is adopted by this report.** Each candidate is read against the baseline `{pd['baseline']}`; "
+            "a candidate that reads better still needs review of its success and security checks before any change.",
+            "",
+            *differences.candidate_decisions(report, words),
+        ]
+    return [
+        "",
+        "## Decision",
+        "",
+        "**Keep current defaults; keep the coding disclosure profile opt-in.** No profile is promoted by this report.",
+        "",
+        f"Basis: {_BASIS.get(_decision_words(report), report['decision']['basis'])}.",
+        *differences.inconclusive_lines(report),
+        "Smaller tool schemas or lower schema-token estimates are not evidence of better coding outcomes and never justify promotion.",
+    ]
 
 
 def _variant_section(report: dict[str, Any]) -> list[str]:

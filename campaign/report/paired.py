@@ -81,6 +81,12 @@ def success_and_wall(tasks: Sequence[TaskRow], seed: int, confidence: float = st
     return success, wall
 
 
+def exploratory(success: Compared, wall: Compared) -> bool:
+    """Either comparison resting on few task clusters is exploratory: missing wall times
+    can leave the wall interval far fewer clusters than success."""
+    return stats.exploratory(success.headline.tasks) or (wall.headline.tasks > 0 and stats.exploratory(wall.headline.tasks))
+
+
 def as_report(metric: str, compared: Compared) -> dict[str, Any]:
     est, boot = compared.headline, compared.percentile
     return {

@@ -27,6 +27,7 @@ from campaign.report.allowlist import (
     Timestamp,
 )
 from campaign.report.codegen import Obj
+from campaign.report.schema_paired import PAIRED_DIFFERENCES
 from campaign.report.fields import (
     AGENTS,
     DECISION_BASIS,
@@ -226,50 +227,6 @@ VARIANT = Obj(
     }
 )
 
-DIFFERENCE = Obj(
-    {
-        "metric": Enum(("verified_success", "wall_seconds")),
-        "estimate": Num(),
-        "estimate_reason": _NULLABLE_REASON,
-        "ci_low": Num(),
-        "ci_high": Num(),
-        "interval_reason": _NULLABLE_REASON,
-        "tasks": Int(),
-        "pairs": Int(),
-        # The exact sign-flip randomisation p-value of "no effect" on the task means.
-        "sign_flip_p": Num(),
-        # The spec's seeded percentile bootstrap over task clusters, reported beside the
-        # headline (ci_low/ci_high, a t interval on task means: report.stats).
-        "bootstrap_percentile_95": Obj({"ci_low": Num(), "ci_high": Num(), "interval_reason": _NULLABLE_REASON}),
-    }
-)
-
-# The smallest effect on verified success the run's own size and spread detect
-# (report.detectable): null with the reason when the run cannot show its spread.
-DETECTABLE = Obj(
-    {
-        "metric": Const("verified_success"),
-        "effect": Num(),
-        "effect_reason": _NULLABLE_REASON,
-        "power": Num(),
-        "confidence": Num(),
-        "simulations": Int(),
-        "method": Const("simulated_campaigns_of_this_size"),
-    }
-)
-
-PER_TASK = Obj(
-    {
-        "task": Id(),
-        "pairs": Int(),
-        "success_difference": Num(),
-        "baseline_successes": Int(),
-        "coding_successes": Int(),
-        "wall_pairs": Int(),
-        "wall_seconds_difference": Num(),
-    }
-)
-
 # One provider in scope: its price basis and what its attempts spent (the whole lineage).
 PROVIDER = Obj(
     {
@@ -437,45 +394,7 @@ REPORT_SCHEMA = Obj(
             }
         ),
         "variants": List(VARIANT, max_items=8),
-        "paired_differences": Obj(
-            {
-                "direction": Const("coding_minus_baseline"),
-                "cluster": Const("task"),
-                "weighting": Const("tasks_equal_after_within_task_mean"),
-                # The headline interval every decision reads (report.stats.paired_interval).
-                "interval": Obj(
-                    {
-                        "method": Const("student_t_on_task_means"),
-                        "confidence": Num(),
-                        "degrees_of_freedom": Const("tasks_minus_one"),
-                    }
-                ),
-                "sign_flip": Obj(
-                    {
-                        "method": Const("sign_flip_of_task_means"),
-                        "exact_up_to_tasks": Int(),
-                        "draws_beyond": Int(),
-                        "seed": Int(),
-                    }
-                ),
-                "bootstrap": Obj(
-                    {
-                        "method": Const("percentile"),
-                        "resamples": Int(),
-                        "confidence": Num(),
-                        "seed": Int(),
-                        "generator": Const("numpy_pcg64"),
-                        "resampled_unit": Const("task_cluster"),
-                    }
-                ),
-                "exploratory": Bool(),
-                "exploratory_below_tasks": Int(),
-                "verified_success": DIFFERENCE,
-                "wall_seconds": DIFFERENCE,
-                "detectable_effect": DETECTABLE,
-                "per_task": List(PER_TASK),
-            }
-        ),
+        "paired_differences": PAIRED_DIFFERENCES,
         "providers": List(PROVIDER, max_items=64),
         "provider_faults": List(PROVIDER_FAULTS, max_items=128),
         "spend": SPEND,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from campaign.progress import format_spend
-from campaign.report import detectable
+from campaign.report import detectable, differences
 from campaign.report.forest import render_svg
 from campaign.report.differences import wall_only_exploratory
 from campaign.report.markdown import offline_ran, without_result_by_reason
@@ -296,7 +296,23 @@ def faults_section(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def differences_section(pd: Mapping[str, Any]) -> str:
-    head = "".join(text("th", c) for c in ("coding minus baseline", "estimate", "95% interval", "bootstrap 95% (spec)", "sign-flip p", "task clusters", "pairs"))
+    if "comparisons" not in pd:
+        return el("section", text("h2", "Paired differences (task clusters)") + _comparison(pd, "coding minus baseline", "95%", ""))
+    # An experiment of its own variants: each candidate against the baseline, adjusted.
+    level = differences.level(pd)
+    method = text(
+        "p",
+        f"Each candidate against the baseline {pd['baseline']}: {level} intervals (Bonferroni over {len(pd['comparisons'] or ())} candidates), "
+        "so that all of them hold together at 95%.",
+        class_="muted",
+    )
+    parts = [_comparison(view, label, level, f"-{i}") for i, (label, view) in enumerate(differences.views(pd))]
+    return el("section", text("h2", "Paired differences (task clusters)") + method + "".join(parts))
+
+
+def _comparison(pd: Mapping[str, Any], label: str, level: str, suffix: str) -> str:
+    """One comparison's table and sentences; ``suffix`` keeps element ids unique on a page of several."""
+    head = "".join(text("th", c) for c in (label, "estimate", f"{level} interval", "bootstrap 95% (spec)", "sign-flip p", "task clusters", "pairs"))
     rows = []
     for key, label in (("verified_success", "verified success"), ("wall_seconds", "wall seconds")):
         d = pd[key]
@@ -318,12 +334,12 @@ def differences_section(pd: Mapping[str, Any]) -> str:
         )
     few = "Exploratory (wall seconds): few task clusters have both wall times" if wall_only_exploratory(pd) else "Exploratory: few task clusters"
     note = text("p", f"{few}; not a global ranking.", class_="banner") if pd["exploratory"] else ""
-    table = el("table", el("thead", el("tr", head)) + el("tbody", "".join(rows)), id="differences")
+    table = el("table", el("thead", el("tr", head)) + el("tbody", "".join(rows)), id=f"differences{suffix}")
     sentence = detectable.inconclusive(pd)
-    found = text("p", detectable.detectable_line(pd), id="detectable", data_value=json_attr(pd["detectable_effect"]["effect"]))
-    verdict = text("p", f"Verified success is {sentence}.", class_="banner", id="inconclusive") if sentence else ""
-    method = text("p", "The 95% interval is a t interval on the task means; the specification's percentile bootstrap is shown beside it.", class_="muted")
-    return el("section", text("h2", "Paired differences (task clusters)") + note + table + method + found + verdict)
+    found = text("p", detectable.detectable_line(pd), id=f"detectable{suffix}", data_value=json_attr(pd["detectable_effect"]["effect"]))
+    verdict = text("p", f"Verified success is {sentence}.", class_="banner", id=f"inconclusive{suffix}") if sentence else ""
+    method = text("p", f"The {level} interval is a t interval on the task means; the specification's percentile bootstrap is shown beside it.", class_="muted")
+    return note + table + method + found + verdict
 
 
 def _interval(d: Mapping[str, Any]) -> str:
