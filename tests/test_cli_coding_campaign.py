@@ -79,7 +79,7 @@ def invariants(out: Path) -> None:
         (["coding", "--campaign", "--output-dir", "X", "--providers", "offline,replay", "--model", "offline:x"], "--model applies to a campaign of one provider"),
         (["coding", "--campaign", "--output-dir", "X", "--run-timeout", "5"], "--run-timeout do not apply with --campaign"),
         (["coding", "--campaign"], "--campaign needs --output-dir"),
-        (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline,budget"], "--variants: unknown variant budget: this engine defines baseline, coding"),
+        (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline,budget"], "--variants: unknown variant budget: agent profile offline defines baseline, coding"),
         (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline,baseline"], "variant baseline is listed twice"),
         (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline"], "needs at least two variants, the first the baseline; got 'baseline'"),
         (["coding", "--campaign", "--output-dir", "X", "--variants", "baseline,Coding"], "'Coding' is not a variant name: a lower-case letter, then"),

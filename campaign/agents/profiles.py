@@ -17,10 +17,11 @@ import tomllib
 import dataclasses
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from campaign import inputs
 from campaign.errors import UsageProblem
+from campaign.experiment import variant_names
 from campaign.agents.profile_model import AgentProfile, VariantTreatment, render
 from campaign.agents.profile_parse import parse_profile
 from campaign.vocabulary import VARIANT_PROFILES, VARIANTS
@@ -92,6 +93,36 @@ def confirmation_label(profile: AgentProfile, variant: str) -> str | None:
     if profile.applied_profile_from == "wire":
         return VARIANT_PROFILES.get(variant, variant)
     return variant_disclosure(profile, variant)
+
+
+def select_variants(value: str | None, profiles: Sequence[AgentProfile], option: str = "--variants") -> tuple[str, ...]:
+    """The variants ``--variants`` picks (``A,B,C``, the first the baseline), or, when it is
+    not given, every variant all of ``profiles`` define, in order. Each must be one every
+    profile defines, and one whose attempts each client can be seen to apply, told apart
+    from the others': a client that reports its disclosure profile confirms a variant by
+    that profile alone, so two variants of one disclosure (or one of none) could never be."""
+    defined = [v for v in defined_variants(profiles[0]) if all(v in defined_variants(p) for p in profiles[1:])]
+    agents = sorted({p.name for p in profiles})
+    by = f"agent profile {agents[0]}" if len(agents) == 1 else f"every one of the agent profiles {', '.join(agents)}"
+    names = variant_names(value, defined, option=option, by=by)
+    for profile in profiles:
+        seen: dict[str, str] = {}
+        for name in names:
+            label = confirmation_label(profile, name)
+            if label is None:
+                raise UsageProblem(
+                    f"variant {name} could never be confirmed with agent {profile.name}: its client reports the disclosure profile it applies, "
+                    f"and {name} applies none; give [variants.{name}] a disclosure, or confirm it on the wire (applied_profile_from = \"wire\")",
+                    option=option,
+                )
+            if label in seen:
+                raise UsageProblem(
+                    f"variants {seen[label]} and {name} would both be confirmed as {label} with agent {profile.name}, so nothing could tell their attempts apart; "
+                    "give them different disclosures, or confirm them on the wire (applied_profile_from = \"wire\")",
+                    option=option,
+                )
+            seen[label] = name
+    return names
 
 
 def client_argv(profile: AgentProfile, values: Mapping[str, str], variant: str | None = None) -> list[str]:

@@ -19,13 +19,14 @@ from campaign import benchmark
 from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
 from campaign.agents.profile_model import AgentProfile, uses_wire
-from campaign.agents.profiles import load_profile, profile_identity
-from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_variant
+from campaign.agents.profiles import load_profile, profile_identity, select_variants, variant_disclosure
+from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_config
 from campaign.errors import UnreadableValue, UsageProblem
-from campaign.experiment import CampaignExperiment, ProviderBinding, Variant, variant_names
+from campaign.experiment import CampaignExperiment, ProviderBinding, Variant
 from campaign.experiment import parse as parse_experiment
 from campaign.lanes import options as opt
 from campaign.lanes.probe import probe_catalogs
+from campaign.lanes.probe import variant_configs as probe_configs
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, bound_catalog_format, recorded_catalog_format
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.canonical import spec_digest
@@ -34,8 +35,8 @@ from campaign.report.outputs import check_report_output
 from campaign.schedule import build_schedule
 from campaign.store import STORE_NAME, repository
 from campaign.store.migrate import open_store
-from campaign.vocabulary import VARIANTS
 from campaign.schedule import ScheduledTrial
+from campaign.vocabulary import VARIANTS
 from campaign.store.models import Campaign
 
 
@@ -77,10 +78,20 @@ def report_outputs(output_dir: Path, providers: Sequence[str]) -> list[Path]:
     return [output_dir / "report.json", *(output_dir / f"report-{name}.json" for name in providers if len(providers) > 1)]
 
 
-def parse_variants(value: str | None) -> tuple[str, ...]:
-    """The variants --variants picks. Until a variant other than the built-in pair can be
-    confirmed on the wire, the engine defines those two (in either order)."""
-    return variant_names(value, VARIANTS, by="this engine")
+def variant_configs(base: BaseConfig, variants: Sequence[str], profiles: Sequence[AgentProfile]) -> dict[str, VariantConfig]:
+    """Each variant's config: the base with the disclosure profile its table applies (the
+    built-in pair's by their names). One variant is one config for every provider."""
+    out = {}
+    for name in variants:
+        disclosures = sorted({variant_disclosure(p, name) or "none" for p in profiles})
+        if len(disclosures) > 1:
+            raise UsageProblem(
+                f"variant {name} applies the disclosure profiles {' and '.join(disclosures)} under different agent profiles; a variant is one treatment, "
+                "so define it alike in each, or run the providers as separate campaigns",
+                option="--variants",
+            )
+        out[name] = render_config(base, name, variant_disclosure(profiles[0], name))
+    return out
 
 
 def with_model(providers: tuple[Provider, ...], model: str | None) -> tuple[Provider, ...]:
@@ -98,7 +109,14 @@ def with_model(providers: tuple[Provider, ...], model: str | None) -> tuple[Prov
 
 
 def _probed(
-    profile: AgentProfile, provider: Provider, wire: WireRoute | None, version: str | None, task: benchmark.Task, stored: Mapping[str, Any] | None, probe: bool
+    profile: AgentProfile,
+    provider: Provider,
+    wire: WireRoute | None,
+    version: str | None,
+    task: benchmark.Task,
+    stored: Mapping[str, Any] | None,
+    probe: bool,
+    variants: Sequence[str] = VARIANTS,
 ) -> tuple[dict[str, list[str]] | None, int]:
     """A wire profile's per-variant catalogs and their digest format: the stored campaign's
     when it has them (a resume or a worker never probes again; a campaign bound before
@@ -117,7 +135,8 @@ def _probed(
         return before["wire_catalogs"], bound_catalog_format(before)
     if not probe:
         return None, CATALOG_DIGEST_FORMAT
-    return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable, client_version=version), CATALOG_DIGEST_FORMAT
+    configs = probe_configs(profile, variants)
+    return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable, client_version=version, configs=configs), CATALOG_DIGEST_FORMAT
 
 
 def rehearsed(providers: tuple[Provider, ...], profiles: Mapping[str, AgentProfile]) -> tuple[Provider, ...]:
@@ -145,7 +164,6 @@ def validate(
     skips measuring the catalogs."""
     catalog = load_catalog(catalog_path)
     providers = with_model(resolve_providers(opts.providers, catalog), opts.model)
-    variants = parse_variants(opts.variants)
     selection = opt.select_tasks(opts)
     tasks = selection.tasks
     output_dir = Path(opts.output_dir).expanduser().absolute()  # type: ignore[arg-type]
@@ -157,6 +175,7 @@ def validate(
     for report in report_outputs(output_dir, [p.name for p in providers]):
         check_report_output(report, "--output-dir")
     profiles = {p.name: load_profile(opts.agent or p.agent) for p in providers}
+    variants = select_variants(opts.variants, list(profiles.values()))
     if opts.rehearse:
         providers = rehearsed(providers, profiles)
     for provider in providers:
@@ -174,9 +193,9 @@ def validate(
     for profile in profiles.values():
         seeds.check(profile, environ)
     versions = {p.name: read_client_version(profiles[p.name], environ) for p in providers}
-    probed = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], tasks[0], stored, probe) for p in providers}
     base = load_base_config(Path(opts.config).expanduser()) if opts.config else parse_base_config(b"", "the empty base config")
-    configs = {name: render_variant(base, name) for name in variants}
+    configs = variant_configs(base, variants, list(profiles.values()))
+    probed = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], tasks[0], stored, probe, variants) for p in providers}
     if opts.live or opts.rehearse:
         missing = [p.credential_env for p in providers if p.credential_env and not environ.get(p.credential_env)]
         if missing:
