@@ -171,3 +171,24 @@ def test_a_pilot_store_edited_by_hand_is_one_line_never_a_traceback(tmp_path):
     result = run(["power", "--campaign", "1", "--db", db])
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     assert result.output.startswith("Error: the store at ") and "failed (no such table: attempts)" in result.output
+
+
+def test_a_pilot_of_three_variants_plans_three_trials_a_pair_at_the_familys_level(tmp_path):
+    engine = make_engine(resolve_url(str(tmp_path / "pilot.db")))
+    upgrade_engine(engine)
+    trials = [
+        {"task": f"task-{i:02d}", "repetition": rep, "variant": v, "attempt": {"verified_pass": (i + rep + k) % 3 != 0, "cost_usd": 0.01, "spend_complete": True}}
+        for i in range(12) for rep in (1, 2) for k, v in enumerate(("default", "lean", "terse"))
+    ]  # fmt: skip
+    experiment = {"model": "offline:synthetic", "seed": 107, "tasks": [f"task-{i:02d}" for i in range(12)], "variants": [{"name": n} for n in ("default", "lean", "terse")]}
+    insert_campaign(engine, trials, kind="campaign", provider="offline", experiment=experiment)
+    engine.dispose()
+    done = run(["power", "--campaign", "1", "--effect", "0.2", "--max-repetitions", "2", "--simulations", "200", "--db", str(tmp_path / "pilot.db"), "--json"])
+    assert done.exit_code in (0, 1), done.output
+    plan = json.loads(done.output[: done.output.rindex("}") + 1])
+    assert plan["source"]["pilot"]["variants"] == ["default", "lean", "terse"]
+    assert plan["target"]["interval_confidence"] == pytest.approx(0.975)
+    assert [r["trials"] for r in plan["rows"]] == [3 * 12, 3 * 2 * 12]
+    text = run(["power", "--campaign", "1", "--effect", "0.2", "--max-repetitions", "2", "--simulations", "200", "--db", str(tmp_path / "pilot.db")]).output
+    assert "variants default, lean, terse (the spread of lean minus default)" in text
+    assert "97.5% interval of each of 2 candidates (Bonferroni: 95% together)" in text

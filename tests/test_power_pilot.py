@@ -120,3 +120,16 @@ def test_a_pilot_whose_rows_do_not_verify_is_refused(store):
         conn.execute(text("UPDATE attempts SET cost_usd = cost_usd * 100 WHERE campaign_id = :c AND seq = 2"), {"c": cid})
     with pytest.raises(UnverifiedStore, match=rf"campaign {cid}: the attempt rows do not verify .* seq 2.* not planned from"):
         read_pilot(store, cid)
+
+
+def test_a_pilot_of_its_own_variants_is_planned_from_its_first_candidates_pairs(store):
+    # default vs lean: lean wins every second repetition; terse is never read for the spread.
+    trials = [
+        {"task": t, "repetition": r, "variant": v, "attempt": attempt(v == "lean" and r % 2 == 0 or v == "terse")}
+        for t in ("t1", "t2", "t3") for r in (1, 2, 3, 4) for v in ("default", "lean", "terse")
+    ]  # fmt: skip
+    experiment = {"model": "replay:scripted", "seed": 107, "tasks": ["t1", "t2", "t3"], "variants": [{"name": n} for n in ("default", "lean", "terse")]}
+    pilot = read_pilot(store, insert_campaign(store, trials, experiment=experiment, kind="campaign"))
+    assert pilot.variants == ("default", "lean", "terse")
+    assert [(t.task, t.pairs, t.candidate_only, t.baseline_only) for t in pilot.tasks] == [("t1", 4, 2, 0), ("t2", 4, 2, 0), ("t3", 4, 2, 0)]
+    assert {c.variant for c in pilot.cells} == {"default", "lean", "terse"}

@@ -84,3 +84,15 @@ def test_stated_assumptions_plan_like_a_pilot_with_that_spread():
     # 30 tasks x 4 pairs of variance 0.5: the mean's standard error is sqrt(0.5 / 120).
     assert row.half_width == pytest.approx(1.96 * np.sqrt(0.5 / 120), rel=0.1)
     assert row.spend is None
+
+
+def test_more_candidates_mean_more_trials_and_each_interval_at_the_familys_level():
+    cells3 = [CellCost("p", f"t{i:02d}", v, 3, 3, 3 * 10**8, 0, 3, 30.0, 0) for i in range(30) for v in ("default", "lean", "terse")]
+    two = planner.plan(fit(PILOT), cost_model(CELLS), request(target=Target(effect=0.15)))
+    three = planner.plan(fit(PILOT), cost_model(cells3), request(target=Target(effect=0.15), variants=3))
+    assert three.request.interval_confidence == pytest.approx(0.975) and two.request.interval_confidence == pytest.approx(0.95)
+    assert [r.trials for r in three.rows] == [3 * r * 30 for r in (1, 2, 4, 8)]
+    # The same pairs, each interval at 97.5%: wider, and a larger effect needed to detect.
+    for a, b in zip(two.rows, three.rows):
+        assert b.half_width > a.half_width and b.detectable >= a.detectable
+    assert [r.spend.usd for r in three.rows] == pytest.approx([r * 30 * 0.3 for r in (1, 2, 4, 8)])

@@ -114,7 +114,7 @@ def target(o: PowerOptions) -> planner.Target:
     return planner.Target(effect=o.effect, power=o.power if o.power is not None else planner.DEFAULT_POWER, half_width=o.half_width)
 
 
-def request(o: PowerOptions, *, tasks: int, providers: int, seed: int) -> planner.Request:
+def request(o: PowerOptions, *, tasks: int, providers: int, seed: int, variants: int = 2) -> planner.Request:
     top = o.max_repetitions or DEFAULT_MAX_REPETITIONS
     return planner.Request(
         repetitions=tuple(range(1, top + 1)),
@@ -126,6 +126,7 @@ def request(o: PowerOptions, *, tasks: int, providers: int, seed: int) -> planne
         sims=o.simulations or planner.DEFAULT_SIMULATIONS,
         caps=o.caps,
         workers=o.parallel_providers,
+        variants=variants,
     )
 
 
@@ -136,7 +137,7 @@ def from_pilot(engine: Engine, o: PowerOptions) -> tuple[planner.Plan, Pilot]:
         fitted: spread.Spread | spread.SpreadUnknown = spread.fit(pilot.tasks)
     except spread.SpreadUnknown as exc:
         fitted = exc
-    req = request(o, tasks=max(len(pilot.tasks), 2), providers=len(pilot.providers), seed=pilot.seed)
+    req = request(o, tasks=max(len(pilot.tasks), 2), providers=len(pilot.providers), seed=pilot.seed, variants=len(pilot.variants))
     return planner.plan(fitted, fc.cost_model(pilot.cells), req), pilot
 
 

@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 
 from campaign.errors import UsageProblem
 from campaign.power.forecast import CellCost
-from campaign.report import aggregates, detectable, integrity
+from campaign.report import aggregates, comparisons, detectable, identity, integrity
 from campaign.report.spread import TaskPairs
 from campaign.store import repository
 from campaign.store import scope as store_scope
@@ -32,6 +32,10 @@ class Pilot:
     seed: int
     tasks: tuple[TaskPairs, ...]
     cells: tuple[CellCost, ...]
+    # Its variants in order, the first the baseline; ``tasks`` are the pairs of the baseline
+    # and the first candidate (an experiment of several candidates: each candidate's pairs
+    # share that design, so one comparison's spread stands in for each).
+    variants: tuple[str, ...] = ("baseline", "coding")
 
     @property
     def pairs(self) -> int:
@@ -60,7 +64,8 @@ def _read_pilot(engine: Engine, campaign_id: int, provider: str | None, option: 
             raise UsageProblem(f"campaign {campaign_id} has no provider {provider!r}; it has {', '.join(providers) or 'none'}", option="--provider")
         if not aggregates.has_attempts(conn, scope):
             raise UsageProblem(f"campaign {campaign_id} has no attempts yet (planned, or not started): run it first, then plan from it", option=option)
-        tasks = detectable.task_pairs(aggregates.task_rows(conn, scope))
+        variants = comparisons.variant_order(identity.load_object(campaign.experiment_json))
+        tasks = detectable.task_pairs(aggregates.task_rows(conn, scope, variants[0], variants[1]))
         costs = aggregates.attempt_costs(conn, scope)
     return Pilot(
         campaign_id=campaign.id,
@@ -70,6 +75,7 @@ def _read_pilot(engine: Engine, campaign_id: int, provider: str | None, option: 
         seed=campaign.seed,
         tasks=tasks,
         cells=cells(costs),
+        variants=variants,
     )
 
 

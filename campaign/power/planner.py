@@ -16,7 +16,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from campaign.power import forecast as fc
-from campaign.report import simulate, stats
+from campaign.report import paired, simulate, stats
 from campaign.report.detectable import simulated
 from campaign.report.simulate import DEFAULT_POWER, DEFAULT_SIMULATIONS
 from campaign.report.spread import Spread, SpreadUnknown
@@ -49,6 +49,13 @@ class Request:
     sims: int = DEFAULT_SIMULATIONS
     caps: fc.SpendLimits | None = None
     workers: int | None = None
+    # Trials per pair. Beyond two, each candidate's interval is at the family's level
+    # (report.paired.family_confidence), as the report will compute it.
+    variants: int = 2
+
+    @property
+    def interval_confidence(self) -> float:
+        return paired.family_confidence(self.variants - 1, self.confidence)
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,7 @@ def _row(spread: Spread | None, unknown: SpreadUnknown | None, costs: fc.CostMod
     half_width = power = detectable = false_positive = None
     reason = unknown.reason if unknown is not None else None
     if spread is not None:
-        sims = simulated(spread, request.tasks, pairs, request.seed, request.confidence, request.sims)
+        sims = simulated(spread, request.tasks, pairs, request.seed, request.interval_confidence, request.sims)
         half_width = sims.half_width()
         power = sims.power(request.target.effect) if request.target.effect is not None else None
         false_positive = sims.power(0.0)
@@ -99,5 +106,5 @@ def _row(spread: Spread | None, unknown: SpreadUnknown | None, costs: fc.CostMod
     if costs is not None:
         rng = simulate.simulation_rng(request.seed, 26, repetitions)
         spend = fc.forecast(costs, repetitions, request.tasks, rng, sims=request.sims, caps=request.caps, workers=request.workers)
-    row = Row(repetitions, request.tasks, 2 * pairs * request.tasks, half_width, power, detectable, false_positive, reason, spend, None)
+    row = Row(repetitions, request.tasks, request.variants * pairs * request.tasks, half_width, power, detectable, false_positive, reason, spend, None)
     return dataclasses.replace(row, meets=request.target.met(row))

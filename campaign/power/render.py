@@ -27,7 +27,14 @@ def as_json(plan: Plan, source: Pilot | Assumptions) -> dict[str, Any]:
             "between_tasks": plan.spread.between if plan.spread else None,
             "reason": plan.spread_reason,
         },
-        "target": {"effect": req.target.effect, "power": req.target.power, "half_width": req.target.half_width, "confidence": req.confidence},
+        "target": {
+            "effect": req.target.effect,
+            "power": req.target.power,
+            "half_width": req.target.half_width,
+            "confidence": req.confidence,
+            # Several candidates: the level of each one's interval (Bonferroni), as the report's.
+            **({"interval_confidence": req.interval_confidence} if req.variants > 2 else {}),
+        },
         "simulations": req.sims,
         "seed": req.seed,
         "tasks": req.tasks,
@@ -51,6 +58,7 @@ def _source(source: Pilot | Assumptions) -> dict[str, Any]:
             "providers": list(source.providers),
             "tasks": len(source.tasks),
             "pairs": source.pairs,
+            **({} if source.variants == ("baseline", "coding") else {"variants": list(source.variants)}),
             "not_forecast_attempts": count,
             "not_forecast_usd": float(usd),
         }
@@ -147,8 +155,12 @@ def _source_line(source: Pilot | Assumptions, tasks: int) -> str:
     if isinstance(source, Assumptions):
         return f"assumed: baseline success rate {source.baseline_rate:.3f}, between-task spread {source.task_spread:.3f}, {tasks} tasks (no pilot: no spend or wall forecast)"
     scope = f", provider {source.provider} only" if source.provider else ""
+    variants = ""
+    if len(source.variants) > 2 or source.variants != ("baseline", "coding"):
+        baseline, first = source.variants[0], source.variants[1]
+        variants = f", variants {', '.join(source.variants)} (the spread of {first} minus {baseline})"
     return (
-        f"pilot: campaign {source.campaign_id} ({source.kind}{scope}), providers {', '.join(source.providers)}, "
+        f"pilot: campaign {source.campaign_id} ({source.kind}{scope}), providers {', '.join(source.providers)}{variants}, "
         f"{len(source.tasks)} task clusters, {source.pairs} complete pairs; planning {tasks} tasks"
     )
 
@@ -162,6 +174,8 @@ def _spread_line(plan: Plan) -> str:
 def _target_line(plan: Plan) -> str:
     req = plan.request
     level = f"{req.confidence:.0%} interval"
+    if req.variants > 2:
+        level = f"{100 * req.interval_confidence:.10g}% interval of each of {req.variants - 1} candidates (Bonferroni: {req.confidence:.0%} together)"
     if req.target.effect is not None:
         goal = f"target: detect {req.target.effect:+.3f} with power {req.target.power:.2f} (the {level} excludes 0)"
     elif req.target.half_width is not None:
@@ -222,10 +236,11 @@ def _conclusion(plan: Plan, source: Pilot | Assumptions) -> list[str]:
     if smallest is not None:
         lines.append(f"smallest number of repetitions that meets the target: {smallest.repetitions} ({smallest.trials} trials)")
         lines += provider_lines(smallest.spend)
-        if smallest.false_positive is not None and smallest.false_positive > 1.2 * (1 - plan.request.confidence):
+        nominal = 1 - plan.request.interval_confidence
+        if smallest.false_positive is not None and smallest.false_positive > 1.2 * nominal:
             lines.append(
                 f"note: at this size the interval excludes 0 in {smallest.false_positive:.1%} of campaigns with no effect "
-                f"(nominal {1 - plan.request.confidence:.0%}): with this few task clusters the interval is too narrow"
+                f"(nominal {100 * nominal:.3g}%): with this few task clusters the interval is too narrow"
             )
     else:
         why = why_none(plan)

@@ -37,8 +37,7 @@ from campaign.report.schema import REDACTION, REPORT_SCHEMA
 from campaign.store import chain, repository, snapshot
 from campaign.store.limits import SpendLimits
 from campaign.store.models import Campaign
-from campaign.experiment import Stored
-from campaign.vocabulary import NOT_ATTEMPTED_REASONS, VARIANTS
+from campaign.vocabulary import NOT_ATTEMPTED_REASONS
 
 
 KIND = "live_agentic_coding_paired"
@@ -120,7 +119,7 @@ def build_report(
         # The counts and the simulations: apart, in a child on another core when this
         # process may fork (else beside, in a thread), while this one reads and checks
         # every row and cleans the trials.
-        order = _variant_order(experiment)
+        order = comparisons.variant_order(experiment)
         counted = read.apart(lambda conn: _Counted.read(conn, scope, campaign.seed, order))
         testhooks.reached("report")
         in_scope = read.beside(lambda conn: aggregates.scope_trials(conn, scope))
@@ -270,14 +269,6 @@ def _paired_differences(seed: int, order: Sequence[str], c: _Counted, synthetic:
         "detectable_effect": c.detectable,
         "per_task": comparisons.per_task(c.tasks, "coding_successes"),
     }
-
-def _variant_order(experiment: Mapping[str, Any]) -> tuple[str, ...]:
-    """The variants' rows in the experiment's order; the built-in pair (in either order
-    of --variants), and an experiment that names none or fewer than two (no comparison of
-    its own: a row edited outside the engine), as reports always listed them."""
-    names = Stored(experiment).variant_names
-    return VARIANTS if names is None or len(names) < 2 or set(names) == set(VARIANTS) else names
-
 
 def _not_attempted(row: dict[str, Any]) -> dict[str, Any]:
     """A trial without a result: why (its not-attempted reason, or what its attempts were)."""

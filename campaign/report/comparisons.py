@@ -13,16 +13,25 @@ under ``paired_differences.comparisons`` in the experiment's order. Pure, apart 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection
 
+from campaign.experiment import Stored
 from campaign.report import aggregates, detectable, paired, stats
 from campaign.vocabulary import VARIANTS
 
 METHOD = "bonferroni"
+
+
+def variant_order(experiment: Mapping[str, Any]) -> tuple[str, ...]:
+    """A stored experiment's variants in its order; the built-in pair (in either order of
+    --variants), and an experiment that names none or fewer than two (no comparison of
+    its own: a row edited outside the engine), as reports always listed them."""
+    names = Stored(experiment).variant_names
+    return VARIANTS if names is None or len(names) < 2 or set(names) == set(VARIANTS) else names
 
 
 def is_builtin(order: Sequence[str]) -> bool:
