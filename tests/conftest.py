@@ -21,9 +21,11 @@ from campaign.store.migrate import upgrade_engine
 collect_ignore = ["suites"]
 
 # Whole files that drive the real clients or a browser, or kill, fault and race whole
-# campaigns on the wall clock: `slow`, with a few single tests marked where they stand,
-# so the edit-test loop can leave them out (`bash scripts/test.sh -m "not slow"`, in the
-# README with its time). CI and the README's test command run everything.
+# campaigns on the wall clock, and those that run whole campaigns through the command
+# line, the recording proxy, the probe or containers: `slow`, with a few single tests
+# marked where they stand, so the edit-test loop can leave them out (`bash
+# scripts/test.sh -m "not slow"`, about two minutes, in the README with its time). CI
+# and the README's test command run everything.
 # Heaviest first (seconds in a whole run, from `--junitxml`): run in this order, and
 # before the rest, so the workers end on short tests instead of one waiting on the other.
 SLOW_MODULES = (
@@ -36,6 +38,17 @@ SLOW_MODULES = (
     "test_campaign_interruptions",
     "test_store_faults",
     "test_view_browser",
+    "test_cli_coding_campaign",
+    "test_cli_coding_live",
+    "test_profiler_proxy",
+    "test_cli_tasks",
+    "test_cli_power",
+    "test_lanes_image_check",
+    "test_cli_coding_campaign_spend",
+    "test_replay_scripts",
+    "test_cli_coding_suite",
+    "test_lanes_probe",
+    "test_cli_coding_campaign_variants",
 )
 
 
