@@ -59,6 +59,9 @@ def test_a_profiles_own_variants_run_confirmed_and_are_compared_with_the_first(t
     lean = pd["comparisons"][0]["verified_success"]
     assert lean["pairs"] == 6 and lean["estimate"] > 0
     assert "### lean minus default" in (out / "report.md").read_text()
+    # Which label confirms a variant of the profile's own is not in the stored row: unknown,
+    # never "false" (each attempt's verdict above says it was confirmed).
+    assert {t["applied_profile_matches_variant"] for t in report["trials"]} == {None}
     # Nothing left: the same command finds every trial done.
     again = run(campaign(out, agent, "--variants", "default,lean", "--resume"))
     assert again.exit_code == 0, again.output

@@ -108,11 +108,13 @@ def _diagnostics(text: str | None) -> dict[str, Any] | None:
     return value if type(value) is dict and value else None
 
 def _profile_matches(text: str | None, variant: str) -> bool | None:
-    """Every applied profile is the variant's expected one (None: nothing observed)."""
+    """Every applied profile is the variant's expected one (None: nothing observed, or a
+    variant of the experiment's own, whose expected label depends on its agent profile and
+    is not in the stored row: the attempt's verdict holds whether it was confirmed)."""
     profiles = _parsed_profiles(text) if text and isinstance(text, str) else None
-    if profiles is None:
-        return None
     expected = VARIANT_PROFILES.get(variant)
+    if profiles is None or expected is None:
+        return None
     return bool(profiles) and all(p == expected for p in profiles)
 
 def _profiles(text: str | None) -> list[str] | None:
