@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from campaign.agents.profiles import PROFILES_DIR
+from campaign.agents.profiles import PROFILES_DIR, load_profile
+from campaign.config import parse_base_config
+from campaign.errors import UsageProblem
+from campaign.lanes.campaign_inputs import variant_configs
 from workspace import run
 
 TASKS = "semver-precedence,invoice-rounding,logstat-json-output"
@@ -97,3 +100,18 @@ def test_variants_no_attempt_could_tell_apart_are_refused_before_anything_runs(t
     (line,) = [x for x in refused.output.splitlines() if x.startswith("Error:")]
     assert line.startswith("Error: --variants: ") and says in line, line
     assert not out.exists()
+
+
+
+def test_a_variant_two_agent_profiles_define_with_different_disclosures_is_refused(tmp_path):
+    # Through the CLI one --agent FILE serves every provider, and the catalog names only
+    # built-in profiles (which define the built-in pair alone): the check guards the lane.
+    alike = load_profile(str(profile(tmp_path)))
+    other_path = tmp_path / "other" / "offline-variants.toml"
+    other_path.parent.mkdir()
+    other_path.write_text((PROFILES_DIR / "offline.toml").read_text() + VARIANT_TABLES.replace('[variants.lean]\ndisclosure = "coding"', '[variants.lean]\ndisclosure = "legacy"'))
+    base = parse_base_config(b"", "the empty base config")
+    assert set(variant_configs(base, ("default", "lean"), [alike, alike])) == {"default", "lean"}
+    with pytest.raises(UsageProblem, match="variant lean applies the disclosure profiles coding and legacy under different agent profiles") as refused:
+        variant_configs(base, ("default", "lean"), [alike, load_profile(str(other_path))])
+    assert refused.value.option == "--variants"
