@@ -59,6 +59,8 @@ def digest(path: str) -> str:
         (["--baseline-rate", "0.5", "--tasks", "10", "--max-total-spend-usd", "5", "--attempt-ceiling-usd", "1"], "--max-spend-usd"),
         (["--campaign", "7"], "--campaign"),
         (["--campaign", "1", "--provider", "nope"], "--provider"),
+        (["--candidate", "lean", "--baseline-rate", "0.5", "--tasks", "10"], "--candidate"),
+        (["--campaign", "1", "--candidate", "baseline"], "--candidate"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_option_and_changes_nothing(tmp_path, args, option):
@@ -192,3 +194,9 @@ def test_a_pilot_of_three_variants_plans_three_trials_a_pair_at_the_familys_leve
     text = run(["power", "--campaign", "1", "--effect", "0.2", "--max-repetitions", "2", "--simulations", "200", "--db", str(tmp_path / "pilot.db")]).output
     assert "variants default, lean, terse (the spread of lean minus default)" in text
     assert "97.5% interval of each of 2 candidates (Bonferroni: 95% together)" in text
+    picked = run(["power", "--campaign", "1", "--candidate", "terse", "--effect", "0.2", "--max-repetitions", "1", "--simulations", "200", "--db", str(tmp_path / "pilot.db")])
+    assert "(the spread of terse minus default)" in picked.output
+    before = digest(str(tmp_path / "pilot.db"))
+    wrong = run(["power", "--campaign", "1", "--candidate", "nope", "--db", str(tmp_path / "pilot.db")])
+    assert wrong.exit_code == 2 and "--candidate: campaign 1 has no candidate 'nope'" in wrong.output, wrong.output
+    assert digest(str(tmp_path / "pilot.db")) == before

@@ -132,4 +132,10 @@ def test_a_pilot_of_its_own_variants_is_planned_from_its_first_candidates_pairs(
     pilot = read_pilot(store, insert_campaign(store, trials, experiment=experiment, kind="campaign"))
     assert pilot.variants == ("default", "lean", "terse")
     assert [(t.task, t.pairs, t.candidate_only, t.baseline_only) for t in pilot.tasks] == [("t1", 4, 2, 0), ("t2", 4, 2, 0), ("t3", 4, 2, 0)]
-    assert {c.variant for c in pilot.cells} == {"default", "lean", "terse"}
+    assert {c.variant for c in pilot.cells} == {"default", "lean", "terse"} and pilot.candidate == "lean"
+    # terse verifies every time, default never: the operator may plan from that comparison.
+    terse = read_pilot(store, 1, candidate="terse")
+    assert terse.candidate == "terse" and [(t.candidate_only, t.baseline_only) for t in terse.tasks] == [(4, 0)] * 3
+    with pytest.raises(UsageProblem, match="has no candidate 'default'; its candidates are lean, terse") as refused:
+        read_pilot(store, 1, candidate="default")
+    assert refused.value.option == "--candidate"

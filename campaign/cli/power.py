@@ -18,6 +18,7 @@ from campaign.store.migrate import open_store
 @click.command(context_settings={"max_content_width": 100})
 @click.option("--campaign", "campaign_id", type=ROW_ID, metavar="ID", help="The pilot: a finished paired run or campaign in the store.")
 @click.option("--provider", metavar="NAME", help="With --campaign: only this provider's pairs and attempts.")
+@click.option("--candidate", metavar="VARIANT", help="With --campaign of several candidates: whose pairs against the baseline give the spread [default: the first candidate].")
 @click.option("--baseline-rate", type=float, metavar="P", help="No pilot: the baseline's verified-success rate to assume (needs --tasks).")
 @click.option("--task-spread", type=float, metavar="SD", help="With --baseline-rate: the between-task standard deviation of the success difference [default: 0].")
 @click.option("--tasks", type=int, metavar="N", help="The suite size to plan for [default: the pilot's task clusters].")

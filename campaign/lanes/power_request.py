@@ -47,11 +47,14 @@ class PowerOptions:
     seed: int | None = None
     caps: fc.SpendLimits | None = None
     parallel_providers: int | None = None
+    candidate: str | None = None
 
 
 def check(o: PowerOptions) -> None:
     if (o.campaign_id is None) == (o.baseline_rate is None):
         raise UsageProblem("plan from a pilot (--campaign ID) or from stated assumptions (--baseline-rate with --tasks), one of the two", option="--campaign")
+    if o.candidate is not None and o.campaign_id is None:
+        raise UsageProblem("--candidate picks one of a pilot's variants; it needs --campaign", option="--candidate")
     if o.provider is not None and o.campaign_id is None:
         raise UsageProblem("--provider limits a pilot campaign to one provider; it needs --campaign", option="--provider")
     if o.baseline_rate is not None:
@@ -131,7 +134,7 @@ def request(o: PowerOptions, *, tasks: int, providers: int, seed: int, variants:
 
 
 def from_pilot(engine: Engine, o: PowerOptions) -> tuple[planner.Plan, Pilot]:
-    pilot = read_pilot(engine, o.campaign_id, o.provider)  # type: ignore[arg-type]
+    pilot = read_pilot(engine, o.campaign_id, o.provider, candidate=o.candidate)  # type: ignore[arg-type]
     fits_in_memory(o, len(pilot.tasks))
     try:
         fitted: spread.Spread | spread.SpreadUnknown = spread.fit(pilot.tasks)

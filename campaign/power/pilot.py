@@ -33,23 +33,26 @@ class Pilot:
     tasks: tuple[TaskPairs, ...]
     cells: tuple[CellCost, ...]
     # Its variants in order, the first the baseline; ``tasks`` are the pairs of the baseline
-    # and the first candidate (an experiment of several candidates: each candidate's pairs
-    # share that design, so one comparison's spread stands in for each).
+    # and one candidate, the first unless the operator named one (an experiment of several
+    # candidates: each candidate's pairs share that design, so one comparison's spread
+    # stands in for each).
     variants: tuple[str, ...] = ("baseline", "coding")
+    candidate: str = "coding"
 
     @property
     def pairs(self) -> int:
         return sum(t.pairs for t in self.tasks)
 
 
-def read_pilot(engine: Engine, campaign_id: int, provider: str | None = None, *, option: str = "--campaign") -> Pilot:
+def read_pilot(engine: Engine, campaign_id: int, provider: str | None = None, *, option: str = "--campaign", candidate: str | None = None) -> Pilot:
     """The pilot campaign's pairs and costs (``option`` names the operator's option in a refusal).
-    A store that fails to read (a table dropped by hand) is one line naming it."""
+    ``candidate``: whose pairs against the baseline give the spread (default: the first
+    candidate). A store that fails to read (a table dropped by hand) is one line naming it."""
     with store_scope.guarded(engine):
-        return _read_pilot(engine, campaign_id, provider, option)
+        return _read_pilot(engine, campaign_id, provider, option, candidate)
 
 
-def _read_pilot(engine: Engine, campaign_id: int, provider: str | None, option: str) -> Pilot:
+def _read_pilot(engine: Engine, campaign_id: int, provider: str | None, option: str, candidate: str | None = None) -> Pilot:
     campaign = repository.get_campaign(engine, campaign_id)
     if campaign is None:
         raise UsageProblem(f"no campaign {campaign_id} in this store; list them with `campaign sql \"SELECT id, kind, state FROM campaigns\"`", option=option)
@@ -65,7 +68,9 @@ def _read_pilot(engine: Engine, campaign_id: int, provider: str | None, option: 
         if not aggregates.has_attempts(conn, scope):
             raise UsageProblem(f"campaign {campaign_id} has no attempts yet (planned, or not started): run it first, then plan from it", option=option)
         variants = comparisons.variant_order(identity.load_object(campaign.experiment_json))
-        tasks = detectable.task_pairs(aggregates.task_rows(conn, scope, variants[0], variants[1]))
+        if candidate is not None and candidate not in variants[1:]:
+            raise UsageProblem(f"campaign {campaign_id} has no candidate {candidate!r}; its candidates are {', '.join(variants[1:])} (its baseline {variants[0]})", option="--candidate")
+        tasks = detectable.task_pairs(aggregates.task_rows(conn, scope, variants[0], candidate or variants[1]))
         costs = aggregates.attempt_costs(conn, scope)
     return Pilot(
         campaign_id=campaign.id,
@@ -76,6 +81,7 @@ def _read_pilot(engine: Engine, campaign_id: int, provider: str | None, option: 
         tasks=tasks,
         cells=cells(costs),
         variants=variants,
+        candidate=candidate or variants[1],
     )
 
 

@@ -58,7 +58,7 @@ def _source(source: Pilot | Assumptions) -> dict[str, Any]:
             "providers": list(source.providers),
             "tasks": len(source.tasks),
             "pairs": source.pairs,
-            **({} if source.variants == ("baseline", "coding") else {"variants": list(source.variants)}),
+            **({} if source.variants == ("baseline", "coding") else {"variants": list(source.variants), "candidate": source.candidate}),
             "not_forecast_attempts": count,
             "not_forecast_usd": float(usd),
         }
@@ -157,8 +157,7 @@ def _source_line(source: Pilot | Assumptions, tasks: int) -> str:
     scope = f", provider {source.provider} only" if source.provider else ""
     variants = ""
     if len(source.variants) > 2 or source.variants != ("baseline", "coding"):
-        baseline, first = source.variants[0], source.variants[1]
-        variants = f", variants {', '.join(source.variants)} (the spread of {first} minus {baseline})"
+        variants = f", variants {', '.join(source.variants)} (the spread of {source.candidate} minus {source.variants[0]})"
     return (
         f"pilot: campaign {source.campaign_id} ({source.kind}{scope}), providers {', '.join(source.providers)}{variants}, "
         f"{len(source.tasks)} task clusters, {source.pairs} complete pairs; planning {tasks} tasks"
