@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from test_report_fixtures import insert_campaign
 
+from campaign.cli import cli
 from campaign.report import build_report, paired, stats
+from campaign.view.pages import differences_section
 
 TASKS = [f"task-{i:02d}" for i in range(12)]
 REPETITIONS = 3
@@ -91,8 +93,6 @@ def test_the_builtin_pair_keeps_its_one_comparison_and_no_new_keys(engine):
 
 
 def test_the_report_files_say_each_candidate_minus_the_baseline_and_decide_per_candidate(engine, db_url, runner, tmp_path):
-    from campaign.cli import cli
-
     store(engine, ("default", "terse", "lean"))
     out = tmp_path / "r" / "report.json"
     result = runner.invoke(cli, ["report", "--output", str(out), "--db", db_url])
@@ -109,8 +109,6 @@ def test_the_report_files_say_each_candidate_minus_the_baseline_and_decide_per_c
 
 
 def test_the_view_shows_each_comparison_with_its_own_ids(engine):
-    from campaign.view.pages import differences_section
-
     campaign_id, _ = store(engine, ("default", "terse", "lean"))
     html = differences_section(build_report(engine, campaign_id)["paired_differences"])
     assert html.count("<table") == 2 and 'id="differences-0"' in html and 'id="differences-1"' in html

@@ -21,6 +21,7 @@ from campaign.report import aggregates, comparisons, detectable, identity, integ
 from campaign.report.spread import TaskPairs
 from campaign.store import repository
 from campaign.store import scope as store_scope
+from campaign.vocabulary import CODING, VARIANTS
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,8 @@ class Pilot:
     # and one candidate, the first unless the operator named one (an experiment of several
     # candidates: each candidate's pairs share that design, so one comparison's spread
     # stands in for each).
-    variants: tuple[str, ...] = ("baseline", "coding")
-    candidate: str = "coding"
+    variants: tuple[str, ...] = VARIANTS
+    candidate: str = CODING
 
     @property
     def pairs(self) -> int:
@@ -70,7 +71,8 @@ def _read_pilot(engine: Engine, campaign_id: int, provider: str | None, option: 
         variants = comparisons.variant_order(identity.load_object(campaign.experiment_json))
         if candidate is not None and candidate not in variants[1:]:
             raise UsageProblem(f"campaign {campaign_id} has no candidate {candidate!r}; its candidates are {', '.join(variants[1:])} (its baseline {variants[0]})", option="--candidate")
-        tasks = detectable.task_pairs(aggregates.task_rows(conn, scope, variants[0], candidate or variants[1]))
+        candidate = candidate or variants[1]
+        tasks = detectable.task_pairs(aggregates.task_rows(conn, scope, variants[0], candidate))
         costs = aggregates.attempt_costs(conn, scope)
     return Pilot(
         campaign_id=campaign.id,
@@ -81,7 +83,7 @@ def _read_pilot(engine: Engine, campaign_id: int, provider: str | None, option: 
         tasks=tasks,
         cells=cells(costs),
         variants=variants,
-        candidate=candidate or variants[1],
+        candidate=candidate,
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from campaign.power import forecast as fc
 from campaign.power.pilot import Pilot
 from campaign.power.planner import Plan, Row
+from campaign.report.comparisons import is_builtin
 from campaign.report.spread import EXPLAINED
 
 
@@ -58,7 +59,7 @@ def _source(source: Pilot | Assumptions) -> dict[str, Any]:
             "providers": list(source.providers),
             "tasks": len(source.tasks),
             "pairs": source.pairs,
-            **({} if source.variants == ("baseline", "coding") else {"variants": list(source.variants), "candidate": source.candidate}),
+            **({} if is_builtin(source.variants) else {"variants": list(source.variants), "candidate": source.candidate}),
             "not_forecast_attempts": count,
             "not_forecast_usd": float(usd),
         }
@@ -155,9 +156,7 @@ def _source_line(source: Pilot | Assumptions, tasks: int) -> str:
     if isinstance(source, Assumptions):
         return f"assumed: baseline success rate {source.baseline_rate:.3f}, between-task spread {source.task_spread:.3f}, {tasks} tasks (no pilot: no spend or wall forecast)"
     scope = f", provider {source.provider} only" if source.provider else ""
-    variants = ""
-    if len(source.variants) > 2 or source.variants != ("baseline", "coding"):
-        variants = f", variants {', '.join(source.variants)} (the spread of {source.candidate} minus {source.variants[0]})"
+    variants = "" if is_builtin(source.variants) else f", variants {', '.join(source.variants)} (the spread of {source.candidate} minus {source.variants[0]})"
     return (
         f"pilot: campaign {source.campaign_id} ({source.kind}{scope}), providers {', '.join(source.providers)}{variants}, "
         f"{len(source.tasks)} task clusters, {source.pairs} complete pairs; planning {tasks} tasks"

@@ -29,7 +29,7 @@ from sqlalchemy import Connection, Engine
 from campaign import __version__, testhooks
 from campaign.bulk import collector_paused
 from campaign.errors import UnreadableValue, UsageProblem
-from campaign.report import aggregates, comparisons, detectable, identity, paired, reasoning, results, spending, stats
+from campaign.report import aggregates, comparisons, identity, paired, reasoning, results, spending, stats
 from campaign.report.allowlist import enum_or_unlisted, sanitize
 from campaign.report.integrity import Integrity, check_rows, read_lineage, refuse_unless_verified
 from campaign.report.fields import AGENTS
@@ -137,7 +137,6 @@ def build_report(
         agent = campaign.agent if campaign.agent in AGENTS else "custom"
         synthetic = identity.is_synthetic(agent, experiment, c.providers)
         bases = spending.provider_bases(agent, experiment, c.providers)
-        success = c.success
         raw = {
             "schema_version": SCHEMA_VERSION,
             "kind": KIND,
@@ -186,7 +185,7 @@ def build_report(
             "uncontrolled_factors": list(ALWAYS_UNCONTROLLED)
             + ["reasoning_provider_default" if experiment.get("reasoning") is None else "reasoning_configured_not_verified"],
             # An experiment of its own variants decides per candidate (its comparisons).
-            "decision": {"basis": _decision_basis(synthetic, success.headline) if comparisons.is_builtin(order) else None},
+            "decision": {"basis": _decision_basis(synthetic, c.comparisons[0].success.headline) if comparisons.is_builtin(order) else None},
             "redaction": None,
         }
         report, changed = sanitize(raw, REPORT_SCHEMA)
@@ -205,7 +204,6 @@ class _Counted:
 
     variants: list[aggregates.VariantRow]
     spend: list[aggregates.SpendRow]
-    tasks: list[aggregates.TaskRow]
     by_status: dict[str, int]
     providers: list[str]
     models: list[str]
@@ -215,26 +213,18 @@ class _Counted:
     paid_without_result: frozenset[str]
     spend_only: list[dict[str, Any]]
     faults: list[aggregates.FaultRow]
-    # What the task rows give: the paired differences and the detectable effect (seeded);
-    # for an experiment of its own variants, each candidate's (and the three above are
-    # the empty comparison).
-    success: paired.Compared
-    wall: paired.Compared
-    detectable: dict[str, Any]
+    # What the task rows give, per candidate against the baseline: the paired differences
+    # and the detectable effect (seeded). The built-in experiment's one is coding's.
     comparisons: tuple[comparisons.Comparison, ...]
 
     @classmethod
     def read(cls, conn: Connection, scope: aggregates.Scope, seed: int, order: Sequence[str]) -> _Counted:
         providers, models, observed = aggregates.distinct_values(conn, scope)
-        builtin = comparisons.is_builtin(order)
-        tasks = aggregates.task_rows(conn, scope) if builtin else []
-        success, wall = paired.success_and_wall(tasks, seed)
         unattempted = aggregates.unattempted_trials(conn, scope)
         paid = frozenset(r["trial_id"] for r in unattempted if r["interrupted_attempts"] or r["provider_error_attempts"] or r["engine_error_attempts"])
         return cls(
             variants=aggregates.variant_rows(conn, scope),
             spend=aggregates.spend_rows(conn, scope),
-            tasks=tasks,
             by_status=aggregates.trials_by_status(conn, scope),
             providers=providers,
             models=models,
@@ -243,10 +233,7 @@ class _Counted:
             paid_without_result=paid,
             spend_only=[_spend_only(row) for row in aggregates.spend_only_attempts(conn, scope)],
             faults=aggregates.fault_rows(conn, scope),
-            success=success,
-            wall=wall,
-            detectable=detectable.block(tasks, seed),
-            comparisons=() if builtin else comparisons.read(conn, scope, order, seed),
+            comparisons=comparisons.read(conn, scope, order, seed),
         )
 
 
@@ -260,14 +247,15 @@ def _paired_differences(seed: int, order: Sequence[str], c: _Counted, synthetic:
             "direction": "candidate_minus_baseline",
             **comparisons.section(order[0], c.comparisons, lambda success: _decision_basis(synthetic, success)),
         }
+    (coding,) = c.comparisons
     return {
         **common,
         "direction": "coding_minus_baseline",
-        "exploratory": paired.exploratory(c.success, c.wall),
-        "verified_success": paired.as_report("verified_success", c.success),
-        "wall_seconds": paired.as_report("wall_seconds", c.wall),
-        "detectable_effect": c.detectable,
-        "per_task": comparisons.per_task(c.tasks, "coding_successes"),
+        "exploratory": paired.exploratory(coding.success, coding.wall),
+        "verified_success": paired.as_report("verified_success", coding.success),
+        "wall_seconds": paired.as_report("wall_seconds", coding.wall),
+        "detectable_effect": coding.detectable,
+        "per_task": comparisons.per_task(coding.tasks, "coding_successes"),
     }
 
 def _not_attempted(row: dict[str, Any]) -> dict[str, Any]:
