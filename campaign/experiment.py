@@ -130,6 +130,9 @@ class PairedExperiment(_Variants):
     # Their digest format (profiler.wire.CATALOG_DIGEST_KEYS); None is format 1, the one
     # plans approved before format 2 were bound with.
     wire_catalog_format: int | None = None
+    # From format 3: {variant: {part: digests}}, each variant's fingerprint part by part
+    # (profiler.fingerprint), so a reader sees what each treatment changed on the wire.
+    wire_fingerprints: Mapping[str, Mapping[str, list[str]]] | None = None
     # --task-suite: its name, each task's digest, their digest, and the tasks never checked.
     task_suite: Mapping[str, Any] | None = None
     # The providers catalog whose prices cost a client that reports none (and whose
@@ -139,7 +142,7 @@ class PairedExperiment(_Variants):
     def as_dict(self) -> dict[str, Any]:
         # Field order is the plan template's (written unsorted for the reviewer).
         data = asdict(self)
-        for optional in ("wire_upstream", "client_version", "wire_catalogs", "wire_catalog_format", "task_suite", "pricing_catalog_digest"):
+        for optional in ("wire_upstream", "client_version", "wire_catalogs", "wire_catalog_format", "wire_fingerprints", "task_suite", "pricing_catalog_digest"):
             if data[optional] is None:  # absent, so experiments without them keep their digest
                 del data[optional]
         data["tasks"] = list(self.tasks)
@@ -166,10 +169,11 @@ class ProviderBinding:
     client_version: str | None = None
     wire_catalogs: Mapping[str, list[str]] | None = None
     wire_catalog_format: int | None = None
+    wire_fingerprints: Mapping[str, Mapping[str, list[str]]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for optional in ("wire_upstream", "client_version", "wire_catalogs", "wire_catalog_format"):
+        for optional in ("wire_upstream", "client_version", "wire_catalogs", "wire_catalog_format", "wire_fingerprints"):
             if not data[optional]:  # an empty catalog map or format 0 was never written either
                 del data[optional]
         return data

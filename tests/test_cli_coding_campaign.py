@@ -424,7 +424,8 @@ def test_resume_reuses_the_probed_catalogs_and_refuses_another_client_version(tm
 def test_a_client_that_sends_its_tools_in_another_order_is_confirmed_by_the_set(tmp_path, tokenizer_cache, monkeypatch):
     # A wire-confirmed agent that orders its catalog by the trial id: the probe, and each
     # attempt, send the same tools in another order (as a client that registers its tools
-    # asynchronously does). The experiment binds the catalogs as sets (format 2).
+    # asynchronously does). The experiment binds the catalogs as sets (from format 2; format
+    # 3 binds the whole fingerprint, its tools part such a set).
     monkeypatch.setenv("CAMPAIGN_TOKENIZER_CACHE", str(tokenizer_cache))
     offline_wire = (CATALOG.parent / "agents" / "profiles" / "offline-wire.toml").read_text()
     profile = tmp_path / "shuffling.toml"
@@ -439,15 +440,17 @@ def test_a_client_that_sends_its_tools_in_another_order_is_confirmed_by_the_set(
     assert done.exit_code == 0, done.output
     (experiment,) = db_rows(out, "SELECT experiment_json FROM campaigns")
     provider = json.loads(experiment[0])["providers"][0]
-    assert provider["wire_catalog_format"] == 2
+    assert provider["wire_catalog_format"] == 3
     attempts = db_rows(out, "SELECT t.variant, a.failure_class, a.applied_profiles, a.schema_diagnostics FROM attempts a JOIN trials t ON t.id = a.trial_pk")
     assert len(attempts) == 4
     for variant in ("baseline", "coding"):
         mine = [json.loads(d) for v, failure, applied, d in attempts if v == variant]
         # Two orders on the wire (the digest of the tools as sent differs) ...
         assert len({tuple(d["catalog_digests"]) for d in mine}) == 2, mine
-        # ... one catalog: the set the probe bound, so each attempt's profile is confirmed.
-        assert {tuple(d["catalog_set_digests"]) for d in mine} == {tuple(provider["wire_catalogs"][variant])}
+        # ... one catalog: the set the probe bound, in the one fingerprint it bound, so each
+        # attempt's profile is confirmed.
+        assert {tuple(d["catalog_set_digests"]) for d in mine} == {tuple(provider["wire_fingerprints"][variant]["tools"])}
+        assert {tuple(d["fingerprint_digests"]) for d in mine} == {tuple(provider["wire_catalogs"][variant])}
     assert all(failure != "profile_unconfirmed" and json.loads(applied) for _, failure, applied, _ in attempts), attempts
 
 

@@ -115,3 +115,44 @@ def test_a_variant_two_agent_profiles_define_with_different_disclosures_is_refus
     with pytest.raises(UsageProblem, match="variant lean applies the disclosure profiles coding and legacy under different agent profiles") as refused:
         variant_configs(base, ("default", "lean"), [alike, load_profile(str(other_path))])
     assert refused.value.option == "--variants"
+
+
+# A client confirmed on the wire: three variants with one tool catalog, told apart by what
+# else each treatment changes in its requests (the system prompt, the reasoning setting).
+WIRE_TABLES = """
+[variants.plain]
+disclosure = "coding"
+
+[variants.terse]
+disclosure = "coding"
+args = ["--system-prompt", "Be terse."]
+
+[variants.think]
+disclosure = "coding"
+args = ["--thinking-budget", "2048"]
+"""
+
+
+def test_three_variants_of_one_catalog_are_each_confirmed_by_their_wire_fingerprint(tmp_path, tokenizer_cache, monkeypatch):
+    monkeypatch.setenv("CAMPAIGN_TOKENIZER_CACHE", str(tokenizer_cache))
+    agent, out = tmp_path / "offline-wire-variants.toml", tmp_path / "out"
+    wire = (PROFILES_DIR / "offline-wire.toml").read_text().replace('applied_profile_from = "adapter"', 'applied_profile_from = "wire"')
+    agent.write_text(wire + WIRE_TABLES)
+    done = run(["coding", "--campaign", "--providers", "replay", "--agent", str(agent), "--tasks", "semver-precedence,invoice-rounding",
+                "--repetitions", "1", "--variants", "plain,terse,think", "--live", "--output-dir", str(out)])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    (provider,) = json.loads(rows(out, "SELECT experiment_json FROM campaigns")[0][0])["providers"]
+    assert provider["wire_catalog_format"] == 3 and set(provider["wire_fingerprints"]) == {"plain", "terse", "think"}
+    # Each attempt's requests carried its own variant's fingerprint, and no other's.
+    attempts = rows(out, "SELECT t.variant, a.applied_profiles, a.failure_class, a.schema_diagnostics FROM attempts a JOIN trials t ON t.id = a.trial_pk")
+    assert len(attempts) == 6
+    for variant, applied, failure, diagnostics in attempts:
+        assert json.loads(applied) == [variant] and failure != "profile_unconfirmed", (variant, applied, failure)
+        assert set(json.loads(diagnostics)["fingerprint_digests"]) <= set(provider["wire_catalogs"][variant])
+    report = json.loads((out / "report.json").read_text())
+    assert report["experiment"]["wire_differences"] == [
+        {"provider": "replay", "variant": "terse", "differs_in": ["system"]},
+        {"provider": "replay", "variant": "think", "differs_in": ["reasoning"]},
+    ]
+    markdown = (out / "report.md").read_text()
+    assert "- terse (replay): system prompt\n- think (replay): reasoning setting" in markdown

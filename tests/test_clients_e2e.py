@@ -84,8 +84,10 @@ def test_a_paired_campaign_through_the_real_client(client, tmp_path, tokenizer_c
         assert a["flush_complete"] == 1 and a["cleanup_complete"] == 1 and a["disposal_complete"] == 1, where
         diagnostics = json.loads(a["schema_diagnostics"])
         assert diagnostics["unmatched_requests"] == 0, where
-        # Every tool-bearing request carried exactly the catalog the probe bound for this variant.
-        assert set(diagnostics["catalog_set_digests"]) <= set(expected[a["variant"]]), where
+        # Every tool-bearing request carried exactly the fingerprint the probe bound for this
+        # variant (in another task, another private root, on another day): its catalog too.
+        assert set(diagnostics["fingerprint_digests"]) <= set(expected[a["variant"]]), where
+        assert set(diagnostics["catalog_set_digests"]) <= set(provider["wire_fingerprints"][a["variant"]]["tools"]), where
         assert json.loads(a["applied_profiles"]) == [{"baseline": "legacy", "coding": "coding"}[a["variant"]]], where
         # Counters equal the replay script's usage over the requests that crossed the wire.
         model_requests = diagnostics["request_count"]

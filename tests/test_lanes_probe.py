@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import os
 import sys
 from pathlib import Path
@@ -15,8 +16,9 @@ from campaign.vocabulary import VARIANT_PROFILES
 from campaign.errors import UsageProblem
 from campaign.agents.applied import confirmed_profiles
 from campaign.lanes.campaign_inputs import _probed
-from campaign.lanes.probe import probe_catalogs, variant_configs
+from campaign.lanes.probe import Probed, probe_catalogs, variant_configs
 from campaign.lanes.wire import WireRoute
+from campaign.profiler import fingerprint
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, catalog_set_digest
 from campaign.providers import load_catalog
 from workspace import run
@@ -62,7 +64,7 @@ def test_probe_shows_each_variants_catalog(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = run(["probe", "--agent", "offline-wire", "--model", "replay:scripted"])
     assert result.exit_code == 0, result.output
-    lines = [line for line in result.output.splitlines() if line.startswith(("baseline:", "coding:"))]
+    lines = [line for line in result.output.splitlines() if line.startswith(("baseline: catalog", "coding: catalog"))]
     assert len(lines) == 2 and "tools 37" in " ".join(lines) and "tools 6" in " ".join(lines)
     assert list(tmp_path.iterdir()) == []  # the probe's store and roots are temporary
 
@@ -72,7 +74,7 @@ def test_a_profile_whose_variants_send_one_catalog_is_refused(tmp_path, monkeypa
     same = tmp_path / "same.toml"
     same.write_text(OFFLINE_WIRE.read_text().replace('config_env = "CAMPAIGN_AGENT_CONFIG"', 'config_env = "SOMEWHERE_ELSE"'))
     route = WireRoute("replay", sys.executable, Path(os.environ["CAMPAIGN_TOKENIZER_CACHE"]))
-    with pytest.raises(UsageProblem, match="same tool catalog under baseline and coding"):
+    with pytest.raises(UsageProblem, match="same wire fingerprint under baseline and coding"):
         probe_catalogs(load_profile(str(same)), model="replay:scripted", task=benchmark.get_task("semver-precedence"), route=route, runner_python=sys.executable)
 
 
@@ -80,9 +82,9 @@ def test_a_profile_whose_variants_send_one_catalog_is_refused(tmp_path, monkeypa
     ("table", "variants", "says"),
     [
         # The built-in coding's disclosure under another name: one catalog, two labels.
-        ('[variants.terse]\ndisclosure = "coding"\n', ("baseline", "coding", "terse"), "same tool catalog under coding and terse"),
+        ('[variants.terse]\ndisclosure = "coding"\n', ("baseline", "coding", "terse"), "same wire fingerprint under coding and terse"),
         # No disclosure of its own: the base config, whose default is the legacy catalog.
-        ('[variants.lean]\nenv = { LEAN = "1" }\n', ("baseline", "lean"), "same tool catalog under baseline and lean"),
+        ('[variants.lean]\nenv = { LEAN = "1" }\n', ("baseline", "lean"), "same wire fingerprint under baseline and lean (compared: tool catalog, system prompt, model"),
     ],
     ids=["same-disclosure", "only-a-setting-the-client-ignores"],
 )
@@ -91,9 +93,27 @@ def test_variants_the_wire_cannot_tell_apart_are_refused_naming_both(tmp_path, t
     custom.write_text(OFFLINE_WIRE.read_text() + table)
     profile = load_profile(str(custom))
     route = WireRoute("replay", sys.executable, Path(os.environ["CAMPAIGN_TOKENIZER_CACHE"]))
-    with pytest.raises(UsageProblem, match=says):
+    with pytest.raises(UsageProblem, match=re.escape(says)):
         probe_catalogs(profile, model="replay:scripted", task=benchmark.get_task("semver-precedence"), route=route, runner_python=sys.executable,
                        configs=variant_configs(profile, variants))  # fmt: skip
+
+
+def test_variants_that_change_only_the_prompt_or_the_reasoning_are_told_apart_and_say_how(tmp_path):
+    # One catalog for all three: the fingerprint's other parts carry the treatment.
+    custom = tmp_path / "custom.toml"
+    custom.write_text(
+        OFFLINE_WIRE.read_text()
+        + '[variants.terse]\ndisclosure = "coding"\nargs = ["--system-prompt", "Be terse."]\n'
+        + '[variants.think]\ndisclosure = "coding"\nargs = ["--thinking-budget", "2048"]\n'
+    )
+    profile = load_profile(str(custom))
+    route = WireRoute("replay", sys.executable, Path(os.environ["CAMPAIGN_TOKENIZER_CACHE"]))
+    probed = probe_catalogs(profile, model="replay:scripted", task=benchmark.get_task("semver-precedence"), route=route, runner_python=sys.executable,
+                            configs=variant_configs(profile, ("coding", "terse", "think")))  # fmt: skip
+    assert probed.catalog_format == 3 and len({tuple(d) for d in probed.catalogs.values()}) == 3
+    parts = probed.fingerprints
+    assert fingerprint.differing_parts(parts["coding"], parts["terse"]) == ["system"]
+    assert fingerprint.differing_parts(parts["coding"], parts["think"]) == ["reasoning"]
 
 
 def test_probe_shows_every_variant_the_profile_defines(tmp_path, monkeypatch):
@@ -102,8 +122,9 @@ def test_probe_shows_every_variant_the_profile_defines(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = run(["probe", "--agent", str(custom), "--model", "replay:scripted"])
     assert result.exit_code == 0, result.output
-    shown = {line.split(":")[0]: line for line in result.output.splitlines() if line.startswith(("baseline:", "coding:", "terse:"))}
+    shown = {line.split(":")[0]: line for line in result.output.splitlines() if line.startswith(("baseline: catalog", "coding: catalog", "terse: catalog"))}
     assert set(shown) == {"baseline", "coding", "terse"} and "tools 6" in shown["terse"] and "tools 37" in shown["baseline"]
+    assert "coding: differs from baseline in tool catalog\n" in result.output and "terse: differs from baseline in tool catalog\n" in result.output
 
 
 def test_probe_refuses_an_agent_without_a_wire(tmp_path, monkeypatch):
@@ -135,10 +156,9 @@ def test_a_campaign_keeps_the_catalog_format_it_was_bound_with(stored_format, ex
     route = WireRoute("replay", sys.executable, Path(os.environ["CAMPAIGN_TOKENIZER_CACHE"]))
     stored = {"providers": [{"name": provider.name, "client_version": None, "wire_catalogs": EXPECTED, **({"wire_catalog_format": stored_format} if stored_format else {})}]}
     task = benchmark.get_task("semver-precedence")
-    assert _probed(profile, provider, route, None, task, stored, probe=True) == (EXPECTED, expected)
-    # A new campaign is probed and bound as sets.
-    catalogs, fmt = _probed(profile, provider, route, None, task, None, probe=False)
-    assert (catalogs, fmt) == (None, CATALOG_DIGEST_FORMAT) and CATALOG_DIGEST_FORMAT == 2
+    assert _probed(profile, provider, route, None, task, stored, probe=True) == Probed(EXPECTED, expected)
+    # A new campaign is probed and bound by whole fingerprints.
+    assert _probed(profile, provider, route, None, task, None, probe=False) == Probed(None, CATALOG_DIGEST_FORMAT) and CATALOG_DIGEST_FORMAT == 3
 
 
 def test_the_set_digest_ignores_the_order_of_the_tools_and_nothing_else():

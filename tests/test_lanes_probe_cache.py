@@ -40,7 +40,7 @@ def counted(tmp_path: Path, monkeypatch, tokenizer_cache) -> Path:
 
 def probe(profile: Path, model: str = "replay:scripted") -> dict[str, list[str]]:
     route = WireRoute("replay", sys.executable, Path(os.environ["CAMPAIGN_TOKENIZER_CACHE"]))
-    return probe_catalogs(load_profile(str(profile)), model=model, task=benchmark.get_task(TASK), route=route, runner_python=sys.executable)
+    return probe_catalogs(load_profile(str(profile)), model=model, task=benchmark.get_task(TASK), route=route, runner_python=sys.executable).catalogs
 
 
 def key(profile: Path, model: str = "replay:scripted", task: str = TASK, configs: dict[str, str] | None = None) -> str:

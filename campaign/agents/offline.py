@@ -89,6 +89,7 @@ class Options:
     # Wire mode: each request asks for extended thinking with this budget (Anthropic's
     # ``thinking``), as a client configured for reasoning does.
     thinking_budget: int | None = None
+    system_prompt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,7 @@ def parse_args(argv: Sequence[str], environ: Mapping[str, str]) -> Options:
     parser.add_argument("--mode", action="append", default=[], help="misbehaviour switch (repeatable)")
     parser.add_argument("--base-url", help="send each turn as an Anthropic Messages request here")
     parser.add_argument("--thinking-budget", type=int, help="with --base-url: each request asks for extended thinking with this budget")
+    parser.add_argument("--system-prompt", help="with --base-url: each request carries this system prompt")
     args = parser.parse_args(list(argv))
     modes, overspend = _modes([*filter(None, environ.get(MODE_ENV, "").split(",")), *args.mode], parser)
     config = args.config or (Path(environ[CONFIG_ENV]) if environ.get(CONFIG_ENV) else None)
@@ -138,6 +140,7 @@ def parse_args(argv: Sequence[str], environ: Mapping[str, str]) -> Options:
         overspend_usd=overspend,
         base_url=args.base_url or None,
         thinking_budget=args.thinking_budget,
+        system_prompt=args.system_prompt,
     )
 
 
@@ -375,7 +378,7 @@ def run(options: Options) -> int:
 
         try:
             shuffle = options.trial_id if "shuffled-tools" in options.modes else None
-            plan = replace(plan, turns=offline_wire.send_turns(options.base_url, options.model, profile, plan.turns, shuffle=shuffle, thinking_budget=options.thinking_budget))
+            plan = replace(plan, turns=offline_wire.send_turns(options.base_url, options.model, profile, plan.turns, shuffle=shuffle, thinking_budget=options.thinking_budget, system=options.system_prompt))
         except offline_wire.WireFailed as exc:
             return _fail(f"model request failed: {exc}")
     if plan.solved:

@@ -45,11 +45,12 @@ def synthetic_tools(profile: str | None) -> list[dict[str, Any]]:
 
 
 def send_turns(
-    base_url: str, model: str, profile: str | None, turns: Sequence[dict[str, Any]], shuffle: str | None = None, thinking_budget: int | None = None
+    base_url: str, model: str, profile: str | None, turns: Sequence[dict[str, Any]], shuffle: str | None = None, thinking_budget: int | None = None,
+    system: str | None = None,
 ) -> tuple[dict[str, Any], ...]:
     """One request per planned turn; the turns come back with the server's ids and usage.
     ``shuffle``: send the tools in an order drawn from this string (the same catalog);
-    ``thinking_budget``: ask for extended thinking with it."""
+    ``thinking_budget``: ask for extended thinking with it; ``system``: send this system prompt."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     tools = synthetic_tools(profile)
     if shuffle is not None:
@@ -59,6 +60,8 @@ def send_turns(
     for i, turn in enumerate(turns, start=1):
         messages.append({"role": "user", "content": f"offline turn {i}"})
         body = {"model": model.partition(":")[2] or model, "max_tokens": 1024, "tools": tools, "messages": messages, "stream": i % 2 == 0}
+        if system is not None:
+            body["system"] = system
         if thinking_budget is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
         response_id, usage = _post(opener, base_url.rstrip("/") + "/v1/messages", body)

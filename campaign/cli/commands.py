@@ -46,7 +46,7 @@ COMMANDS = {
     ),
     "probe": Entry(
         "campaign.cli.probe:probe",
-        "Run the client once per variant against the replay provider and show each tool catalog.",
+        "Run the client once per variant against the replay provider and show what each sends.",
     ),
     "profiler": Entry(
         "campaign.cli.profiler:profiler",

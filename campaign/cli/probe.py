@@ -1,4 +1,4 @@
-"""`campaign probe`: the tool catalog a client sends under each variant, measured for free."""
+"""`campaign probe`: the tool catalog and wire fingerprint a client sends under each variant, measured for free."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from campaign import benchmark
 from campaign.cli.common import core_errors
 from campaign.cli.paths import AgentProfileRef
 from campaign.lanes.probe import run_probe
+from campaign.profiler.fingerprint import PART_WORDS
 from campaign.providers import REPLAY
 
 
@@ -18,10 +19,12 @@ from campaign.providers import REPLAY
 @click.option("--model", required=True, metavar="PROVIDER:MODEL", help="The route the live run will use; its MODEL name is sent to the replay provider.")
 @click.option("--task", "task_name", default=benchmark.task_names()[0], show_default=True, help="Benchmark task the probe replays.")
 def probe(agent: str, model: str, task_name: str) -> None:
-    """Run the client once per variant against the replay provider and show each tool catalog.
+    """Run the client once per variant against the replay provider and show what each sends.
 
-    No provider is called and nothing is spent. The same measurement binds the
-    expected catalogs of an applied_profile_from = "wire" profile into a plan.
+    Each variant's tool catalog and wire fingerprint (the catalog, system prompt, model,
+    reasoning, sampling and output cap, digested), and what each variant changes from the
+    first. No provider is called and nothing is spent. The same measurement binds the
+    expected fingerprints of an applied_profile_from = "wire" profile into a plan.
 
     \b
     Example:
@@ -38,3 +41,8 @@ def probe(agent: str, model: str, task_name: str) -> None:
         for digest in diagnostics.get("catalog_digests") or []:
             # The set digest is what an experiment binds (format 2); the order sent is the client's.
             click.echo(f"{variant}: catalog {sets.get(digest)} tools {counts.get(digest)} schema_tokens {tokens.get(digest)} (as sent: {digest})")
+        for digest in diagnostics.get("fingerprint_digests") or []:
+            click.echo(f"{variant}: fingerprint {digest}")
+    baseline = next(iter(result.measured), None)
+    for variant, parts in result.differences().items():
+        click.echo(f"{variant}: differs from {baseline} in {', '.join(PART_WORDS[p] for p in parts) or 'nothing the wire shows'}")

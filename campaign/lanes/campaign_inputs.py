@@ -25,7 +25,7 @@ from campaign.errors import UnreadableValue, UsageProblem
 from campaign.experiment import CampaignExperiment, ProviderBinding, Variant
 from campaign.experiment import parse as parse_experiment
 from campaign.lanes import options as opt
-from campaign.lanes.probe import probe_catalogs
+from campaign.lanes.probe import Probed, probe_catalogs
 from campaign.lanes.probe import variant_configs as probe_configs
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, bound_catalog_format, recorded_catalog_format
 from campaign.lanes.wire import WireRoute, resolve_route
@@ -63,6 +63,8 @@ class CampaignInputs:
     wire_catalogs: Mapping[str, dict[str, list[str]] | None] = dataclasses.field(default_factory=dict)
     # ... and the digest format of each provider's catalogs (profiler.wire.CATALOG_DIGEST_KEYS).
     wire_catalog_formats: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    # ... and from format 3 each variant's fingerprint, part by part (probe.Probed).
+    wire_fingerprints: Mapping[str, dict[str, dict[str, list[str]]] | None] = dataclasses.field(default_factory=dict)
     # --rehearse: every upstream is the replay provider, every price synthetic.
     rehearsal: bool = False
     # Where the tasks come from (--task-suite), and which of them were never checked.
@@ -117,13 +119,13 @@ def _probed(
     stored: Mapping[str, Any] | None,
     probe: bool,
     variants: Sequence[str] = VARIANTS,
-) -> tuple[dict[str, list[str]] | None, int]:
-    """A wire profile's per-variant catalogs and their digest format: the stored campaign's
+) -> Probed:
+    """A wire profile's per-variant catalogs, their digest format and fingerprints: the stored campaign's
     when it has them (a resume or a worker never probes again; a campaign bound before
     format 2 keeps format 1), else measured now by the probe. A client whose version
     changed since is a different experiment: refused, naming the field."""
     if profile.applied_profile_from != "wire" or wire is None:
-        return None, CATALOG_DIGEST_FORMAT
+        return Probed(None, CATALOG_DIGEST_FORMAT)
     before = next((p for p in (stored or {}).get("providers", []) if p.get("name") == provider.name), None)
     if before is not None and before.get("wire_catalogs"):
         if before.get("client_version") != version:
@@ -132,11 +134,11 @@ def _probed(
                 "a different client is a different experiment: reinstall that version, or start a new --output-dir",
                 option="--resume",
             )
-        return before["wire_catalogs"], bound_catalog_format(before)
+        return Probed(before["wire_catalogs"], bound_catalog_format(before), before.get("wire_fingerprints"))
     if not probe:
-        return None, CATALOG_DIGEST_FORMAT
+        return Probed(None, CATALOG_DIGEST_FORMAT)
     configs = probe_configs(profile, variants)
-    return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable, client_version=version, configs=configs), CATALOG_DIGEST_FORMAT
+    return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable, client_version=version, configs=configs)
 
 
 def rehearsed(providers: tuple[Provider, ...], profiles: Mapping[str, AgentProfile]) -> tuple[Provider, ...]:
@@ -217,8 +219,9 @@ def validate(
         failure_dir=Path(opts.failure_dir).expanduser().resolve() if opts.failure_dir else None,
         wires=wires,
         client_versions=versions,
-        wire_catalogs={name: catalogs for name, (catalogs, _) in probed.items()},
-        wire_catalog_formats={name: fmt for name, (_, fmt) in probed.items()},
+        wire_catalogs={name: p.catalogs for name, p in probed.items()},
+        wire_catalog_formats={name: p.catalog_format for name, p in probed.items()},
+        wire_fingerprints={name: p.fingerprints for name, p in probed.items()},
         rehearsal=opts.rehearse,
         selection=selection,
     )
@@ -262,6 +265,7 @@ def _binding(inputs: CampaignInputs, p: Provider) -> ProviderBinding:
         client_version=inputs.client_versions.get(p.name),
         wire_catalogs=catalogs,
         wire_catalog_format=recorded_catalog_format(catalogs, inputs.wire_catalog_formats.get(p.name, 1)),
+        wire_fingerprints=inputs.wire_fingerprints.get(p.name),
     )
 
 

@@ -26,7 +26,7 @@ from campaign import benchmark
 from campaign.agents import seeds
 from campaign.canonical import spec_digest
 from campaign.agents.client_version import read_client_version
-from campaign.lanes.probe import probe_catalogs
+from campaign.lanes.probe import Probed, probe_catalogs
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, recorded_catalog_format
 from campaign.providers import Provider, load_catalog, provider_for_route
@@ -233,7 +233,8 @@ def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGES
     except OSError as exc:
         raise UsageProblem(f"cannot read {exc.filename or 'a file'} in the source checkout: {exc.strerror}", option="--source") from None
     client_version = read_client_version(inputs.profile, os.environ)
-    catalogs = _probe(inputs, catalog_format, client_version)
+    probed = _probe(inputs, catalog_format, client_version)
+    catalogs = probed.catalogs if probed else None
     return PairedExperiment(
         agent=inputs.profile.name,
         agent_profile_digest=spec_digest(profile_identity(inputs.profile)),
@@ -258,12 +259,13 @@ def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGES
         client_version=client_version,
         wire_catalogs=catalogs,
         wire_catalog_format=recorded_catalog_format(catalogs, catalog_format),
+        wire_fingerprints=probed.fingerprints if probed else None,
         task_suite=inputs.selection.identity(),
         pricing_catalog_digest=inputs.catalog_digest,
     )
 
 
-def _probe(inputs: PairedInputs, catalog_format: int, client_version: str | None) -> dict[str, list[str]] | None:
+def _probe(inputs: PairedInputs, catalog_format: int, client_version: str | None) -> Probed | None:
     if inputs.profile.applied_profile_from != "wire" or inputs.wire is None:
         return None
     return probe_catalogs(

@@ -33,6 +33,7 @@ from campaign.lanes.attempt import run_attempt
 from campaign.lanes.attempt_plan import AttemptSource
 from campaign.lanes.probe_cache import ProbeCache
 from campaign.lanes.wire import WireRoute, resolve_route
+from campaign.profiler import fingerprint as wire_fingerprint
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, CATALOG_DIGEST_KEYS
 from campaign.providers import REPLAY, load_catalog, provider_for_route
 from campaign.schedule import build_schedule
@@ -48,6 +49,18 @@ class ProbeFailed(CampaignError):
     """The client did not show a tool catalog under one of the variants."""
 
 
+@dataclass(frozen=True)
+class Probed:
+    """What the probe bound: per variant, the digests its requests carried in
+    ``catalog_format`` (format 3: whole fingerprints), and from format 3 each variant's
+    fingerprint part by part ({variant: {part: sorted digests}}). No catalogs: nothing was
+    probed (a profile the adapter confirms)."""
+
+    catalogs: dict[str, list[str]] | None
+    catalog_format: int
+    fingerprints: dict[str, dict[str, list[str]]] | None = None
+
+
 def probe_catalogs(
     profile: AgentProfile,
     *,
@@ -60,14 +73,15 @@ def probe_catalogs(
     catalog_format: int = CATALOG_DIGEST_FORMAT,
     client_version: str | None = None,
     configs: Mapping[str, str] | None = None,
-) -> dict[str, list[str]]:
-    """{variant: sorted catalog digests the client sent, in ``catalog_format``} from one
-    replayed run per variant (or a cached one: ``probe_cache``; ``client_version``, when
-    the caller has read it, saves reading it again for the cache's key). ``configs`` are
-    the variants to run, each with its config text; the built-in pair when None.
+) -> Probed:
+    """What each variant sent, from one replayed run per variant (or a cached one:
+    ``probe_cache``; ``client_version``, when the caller has read it, saves reading it
+    again for the cache's key). ``configs`` are the variants to run, each with its config
+    text; the built-in pair when None.
 
-    Two variants that sent one catalog are refused, naming both: the wire could never
-    tell their attempts apart, so neither label would be confirmed."""
+    Two variants that sent one fingerprint (in format 1 and 2: one catalog) are refused,
+    naming both: the wire could never tell their attempts apart, so neither label would
+    be confirmed."""
     cache = ProbeCache.from_environ(os.environ)
     key = cache.key(profile, model=model, task=task, runner_python=runner_python, environ=os.environ, client_version=client_version, configs=configs) if cache else ""
     configs = variant_configs(profile, VARIANTS) if configs is None else configs
@@ -77,16 +91,21 @@ def probe_catalogs(
         if cache:
             cache.store(key, measured)
     found = {variant: sorted(measured[variant][CATALOG_DIGEST_KEYS[catalog_format]]) for variant in configs}
+    parts = {variant: wire_fingerprint.variant_parts(measured[variant].get("fingerprints") or {}) for variant in configs} if catalog_format >= 3 else None
     names = list(found)
     for i, first in enumerate(names):
         second = next((other for other in names[i + 1 :] if set(found[first]) & set(found[other])), None)
         if second is not None:
-            raise UsageProblem(
-                f"the {profile.name} agent sends the same tool catalog under {first} and {second}, so its variants apply no treatment; "
-                f"give [variants.{first}] and [variants.{second}] different args or env",
-                option=option,
-            )
-    return found
+            raise UsageProblem(same_on_the_wire(profile.name, first, second, catalog_format), option=option)
+    return Probed(found, catalog_format, parts)
+
+
+def same_on_the_wire(agent: str, first: str, second: str, catalog_format: int) -> str:
+    what, compared = ("wire fingerprint", f" (compared: {wire_fingerprint.COMPARED})") if catalog_format >= 3 else ("tool catalog", "")
+    return (
+        f"the {agent} agent sends the same {what} under {first} and {second}{compared}, so its variants apply no treatment the wire can tell apart; "
+        f"give [variants.{first}] and [variants.{second}] settings the client sends differently"
+    )
 
 
 def variant_configs(profile: AgentProfile, variants: Sequence[str]) -> dict[str, str]:
@@ -131,7 +150,7 @@ def measure(
                 found[trial.variant] = diagnostics
         finally:
             engine.dispose()
-    return found
+    return {variant: found[variant] for variant in configs}  # in the experiment's order, not the run's
 
 
 
@@ -142,6 +161,12 @@ class ProbeReport:
     client_version: str | None
     model: str
     measured: dict[str, dict]
+
+    def differences(self) -> dict[str, list[str]]:
+        """{candidate: the fingerprint parts in which it differs from the first variant}."""
+        parts = {v: wire_fingerprint.variant_parts(d.get("fingerprints") or {}) for v, d in self.measured.items()}
+        names = list(parts)
+        return {v: wire_fingerprint.differing_parts(parts[names[0]], parts[v]) for v in names[1:]}
 
 
 def run_probe(agent: str, model: str, task_name: str, environ: Mapping[str, str]) -> ProbeReport:

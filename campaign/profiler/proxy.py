@@ -119,6 +119,8 @@ def model_record(
         "schema_tokens": schema_tokens,
         "failed_tool_results": summary.failed_tool_results,
         "reasoning": summary.reasoning,
+        "fingerprint": None if summary.fingerprint is None else dict(summary.fingerprint),
+        "fingerprint_digest": summary.fingerprint_digest,
         "status": status,
         "upstream_error": upstream_error,
         "error_event": obs.error_event if obs else None,

@@ -123,6 +123,9 @@ def _diagnostics(capture: Capture, completed: list[dict[str, Any]], billed: list
         "catalog_set_digests": _distinct(catalog_requests, "catalog_set_digest"),
         # Each catalog as sent -> the same catalog as a set (two orders of one set: one value).
         "catalog_sets": {r["catalog_digest"]: r["catalog_set_digest"] for r in catalog_requests if isinstance(r.get("catalog_digest"), str) and isinstance(r.get("catalog_set_digest"), str)},
+        # Each request's whole fingerprint (profiler.fingerprint), and its parts by digest.
+        "fingerprint_digests": _distinct(catalog_requests, "fingerprint_digest"),
+        "fingerprints": {r["fingerprint_digest"]: r["fingerprint"] for r in catalog_requests if isinstance(r.get("fingerprint_digest"), str) and isinstance(r.get("fingerprint"), dict)},
         "request_count": len(requests),
         "tool_bearing_requests": len(tool_bearing),
         "terminal_usage_observations": len(with_usage),

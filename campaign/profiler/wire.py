@@ -25,8 +25,8 @@ Four wire formats, told apart by the request path:
 
 Neither OpenAI format nor Gemini's reports cache writes, so ``cache_write``
 stays None there (unobservable, not zero). Nothing here keeps prompt, output or reasoning text:
-a request is reduced to its route, model and tool catalog here; a response to
-its id, usage and how it ended in ``usage``.
+a request is reduced to its route, model, tool catalog and fingerprint (digests only,
+``fingerprint``) here; a response to its id, usage and how it ended in ``usage``.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from campaign.canonical import text_sha256, wire_json
+from campaign.profiler import fingerprint as wire_fingerprint
 
 WireFormat = Literal["anthropic", "chat", "responses", "gemini"]
 _SUFFIXES: tuple[tuple[str, WireFormat], ...] = (
@@ -85,6 +86,13 @@ class RequestSummary:
     # The reasoning setting the request asked for (``reasoning_setting``); None: it asked
     # for none, so the provider's default applies.
     reasoning: str | None = None
+    # What a variant's treatment can change, digested part by part (``fingerprint``); None
+    # with the catalog.
+    fingerprint: Mapping[str, str] | None = None
+
+    @property
+    def fingerprint_digest(self) -> str | None:
+        return None if self.fingerprint is None else wire_fingerprint.digest(self.fingerprint)
 
     @property
     def tool_count(self) -> int | None:
@@ -117,8 +125,10 @@ def decode_body(body: bytes, content_encoding: str | None) -> bytes | None:
 #   2: the tools as a set: sorted by name, each as canonical JSON. A client may register
 #      its tools in an order that varies from run to run; the catalog is the same, and a
 #      paid attempt must not end profile_unconfirmed for it.
-CATALOG_DIGEST_KEYS = {1: "catalog_digests", 2: "catalog_set_digests"}
-CATALOG_DIGEST_FORMAT = 2
+#   3: the request's whole fingerprint (``profiler.fingerprint``): the catalog as in 2,
+#      the system prompt and the settings a treatment can change.
+CATALOG_DIGEST_KEYS = {1: "catalog_digests", 2: "catalog_set_digests", 3: "fingerprint_digests"}
+CATALOG_DIGEST_FORMAT = 3
 
 
 def bound_catalog_format(bound: Mapping[str, Any]) -> int:
@@ -144,8 +154,8 @@ def catalog_set_digest(tools: list[Any]) -> str:
     return text_sha256("[" + ",".join(text for _, text in keyed) + "]")
 
 
-# What an attempt's own paths become in a catalog before it is digested.
-ATTEMPT_ROOT_TOKEN = "<attempt-root>"
+# What an attempt's own paths become in a catalog before it is digested (as in the prompt).
+ATTEMPT_ROOT_TOKEN = wire_fingerprint.ATTEMPT_ROOT_TOKEN
 
 
 def normalized_tools(tools: list[Any], attempt_roots: tuple[str, ...]) -> list[Any]:
@@ -178,17 +188,21 @@ def summarize_request(path: str, body: bytes, content_encoding: str | None = Non
     tools = _gemini_declarations(data.get("tools", [])) if fmt == "gemini" else data.get("tools", [])
     tools = normalized_tools(tools, attempt_roots) if isinstance(tools, list) else None
     model = _gemini_model(path) if fmt == "gemini" else data.get("model")
+    model = model if isinstance(model, str) else None
+    reasoning = reasoning_setting(fmt, data)
+    set_digest = None if tools is None else catalog_set_digest(tools)
     return RequestSummary(
         format=fmt,
         path=path.split("?", 1)[0],
-        model=model if isinstance(model, str) else None,
+        model=model,
         stream=path.split("?", 1)[0].endswith(":streamGenerateContent") if fmt == "gemini" else data.get("stream") is True,
         tools=tools,
         catalog_digest=None if tools is None else text_sha256(wire_json(tools)),
         tool_digests=None if tools is None else tuple(text_sha256(wire_json(t)) for t in tools),
         failed_tool_results=_failed_results(fmt, data),
-        catalog_set_digest=None if tools is None else catalog_set_digest(tools),
-        reasoning=reasoning_setting(fmt, data),
+        catalog_set_digest=set_digest,
+        reasoning=reasoning,
+        fingerprint=None if tools is None else wire_fingerprint.fingerprint(fmt, data, tools_digest=set_digest, model=model, reasoning=reasoning, attempt_roots=attempt_roots),
     )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from campaign.experiment import parse
+from campaign.report import fingerprints
 from campaign.report.fields import AGENTS, SHA256_RE
 from campaign.store.models import Campaign
 from campaign.vocabulary import REPLAY
@@ -26,7 +27,7 @@ def experiment_section(exp: dict[str, Any], campaign: Campaign) -> dict[str, Any
     agent = exp.get("agent")
     if isinstance(agent, dict):
         agent = agent.get("name")
-    return {
+    section = {
         "tasks": exp.get("tasks"),
         "model": exp.get("model"),
         "agent": agent if agent in AGENTS else ("custom" if agent is not None else None),
@@ -46,6 +47,10 @@ def experiment_section(exp: dict[str, Any], campaign: Campaign) -> dict[str, Any
         "reasoning": exp.get("reasoning") if exp.get("reasoning") is not None else "provider_default",
         "task_suite": _task_suite(exp.get("task_suite")),
     }
+    differences = fingerprints.wire_differences(exp)
+    if differences is not None:  # only then, so experiments bound before keep their report
+        section[fingerprints.KEY] = differences
+    return section
 
 
 def _task_suite(value: Any) -> dict[str, Any] | None:

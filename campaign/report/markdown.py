@@ -12,7 +12,7 @@ from decimal import Decimal
 from collections.abc import Mapping
 from typing import Any
 
-from campaign.report import differences, reasoning
+from campaign.report import differences, fingerprints, reasoning
 from campaign.report.words import num, or_reason
 from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.vocabulary import COUNTER_WORDS, PROVIDER_FAULT_WORDS
@@ -159,6 +159,7 @@ def render_markdown(report: dict[str, Any], svg_name: str | None = None) -> str:
     lines += _decision_section(report)
 
     lines += _variant_section(report)
+    lines += fingerprints.lines(report["experiment"])
     lines += _faults_section(report)
     lines += differences.section(report, svg_name)
     lines += _missing_section(report)

@@ -48,6 +48,7 @@ from campaign.report.fields import (
     Version,
 )
 from campaign.experiment import MAX_VARIANTS
+from campaign.profiler.fingerprint import PARTS as FINGERPRINT_PARTS
 
 # --- the report -----------------------------------------------------------------------
 
@@ -354,7 +355,14 @@ REPORT_SCHEMA = Obj(
                 # a path or a file's content). Null: the built-in tasks, bound by the source
                 # and fixture digests above.
                 "task_suite": Obj({"name": Id(), "digest": Sha256(), "unchecked_tasks": List(Id())}),
-            }
+                # From catalog format 3: per candidate (and provider), the parts of its wire
+                # fingerprint that differ from the baseline's. Absent where none was bound.
+                "wire_differences": List(
+                    Obj({"provider": Id(), "variant": VariantName(), "differs_in": List(Enum(FINGERPRINT_PARTS))}),
+                    max_items=MAX_VARIANTS * 16,
+                ),
+            },
+            optional=frozenset({"wire_differences"}),
         ),
         "runtime": Obj(
             {
