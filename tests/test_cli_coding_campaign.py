@@ -70,7 +70,7 @@ def invariants(out: Path) -> None:
     [
         (["coding", "--campaign", "--paired", "--output-dir", "X"], "--campaign and --paired cannot be combined"),
         (["coding", "--providers", "offline", "--output", "r.json"], "--providers only apply with --campaign"),
-        (["coding", "--variants", "baseline,coding", "--output", "r.json"], "--variants only apply with --campaign"),
+        (["coding", "--variants", "baseline,coding", "--output", "r.json"], "--variants picks the variants a paired comparison runs: it applies with --paired or --campaign"),
         (["coding", "--output-dir", "X", "--output", "r.json"], "--output-dir only apply with --campaign"),
         (["coding", "--resume", "--output", "r.json"], "--resume only apply with --campaign"),
         (["coding", "--control-plane-port", "9000", "--output", "r.json"], "--control-plane-port only apply with --campaign"),

@@ -95,3 +95,15 @@ def test_a_provider_the_pilot_never_ran_has_no_spend_forecast(tmp_path, tokenize
     assert result.exit_code == 0, result.output
     assert "spend: no forecast: the pilot has no attempts of replay" in result.output
     assert "x 2 provider(s)" in result.output
+
+
+def test_the_forecast_counts_every_variant_the_run_schedules(ws, pilot, tokenizer_cache, monkeypatch):
+    # Three variants: three trials per pair, and intervals at the family's level.
+    from test_cli_coding_paired_variants import agent
+
+    monkeypatch.setenv("CAMPAIGN_TOKENIZER_CACHE", str(tokenizer_cache))
+    args = ws.args("--agent", str(agent(ws)), "--variants", "plain,terse,think", "--model", "replay:scripted", "--repetitions", "8", "--pilot", "1", "--pilot-db", pilot, tasks=TASKS)
+    result = run(args)
+    assert result.exit_code == 0, result.output
+    assert "for this run: 2 tasks x 8 repetitions x 1 provider(s) x 3 variants, 48 trials" in result.output
+    assert "planned 48 trials (2 tasks x 3 variants x 8 repetitions)" in result.output

@@ -164,7 +164,7 @@ def _say_why_unfinished(result) -> None:
 @click.option("--failure-dir", type=OutputDir(), metavar="DIR", help="Private failure bundles, outside --source; never upload or commit them.")
 @click.option("--campaign", "campaign", is_flag=True, help="Resumable multi-provider campaign (baseline vs coding per provider); --live executes, --resume continues.")
 @click.option("--providers", metavar="NAME,NAME", help="Campaign only: providers from the catalog [default: offline].")
-@click.option("--variants", metavar="A,B,...", help="Campaign only: the variants in order, the first the baseline; the built-in baseline and coding, or a profile's own [variants.NAME] (default: every variant the agent profiles define).")
+@click.option("--variants", metavar="A,B,...", help="--paired or --campaign: the variants in order, the first the baseline; the built-in baseline and coding, or a profile's own [variants.NAME] (default: every variant the agent profiles define).")
 @click.option("--control-plane-port", type=int, metavar="PORT", help="Campaign only: a fixed loopback port for the agent runtime's control plane [default: OS-chosen].")
 @click.option("--output-dir", type=OutputDir(), metavar="DIR", help="Campaign only, required: the store (campaign.db) and reports live here.")
 @click.option("--resume", is_flag=True, help="Campaign only: continue the campaign in --output-dir from what the store records.")

@@ -156,7 +156,6 @@ def reject_paired_only(opts: CodingOptions) -> None:
 # The campaign mode's own options, refused elsewhere (option -> field).
 CAMPAIGN_ONLY = (
     ("--providers", "providers"),
-    ("--variants", "variants"),
     ("--control-plane-port", "control_plane_port"),
     ("--output-dir", "output_dir"),
     ("--resume", "resume"),
@@ -191,6 +190,8 @@ def check_campaign_mode(opts: CodingOptions) -> SpendLimits | None:
         names = _given(opts, CAMPAIGN_ONLY)
         if names:
             raise UsageProblem(f"{', '.join(names)} only apply with --campaign", option=names[0])
+        if opts.variants is not None and not opts.paired:
+            raise UsageProblem("--variants picks the variants a paired comparison runs: it applies with --paired or --campaign, never to the nonpaired lane", option="--variants")
         return None
     names = _given(opts, NOT_IN_CAMPAIGN)
     if names:

@@ -27,13 +27,14 @@ from campaign.agents import seeds
 from campaign.canonical import spec_digest
 from campaign.agents.client_version import read_client_version
 from campaign.lanes.probe import Probed, probe_catalogs
+from campaign.lanes.probe import variant_configs as probe_configs
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, recorded_catalog_format
 from campaign.providers import Provider, load_catalog, provider_for_route
 from campaign.agents.profile_model import AgentProfile, placeholders
-from campaign.agents.profiles import build_artifact_paths, load_profile, profile_identity
+from campaign.agents.profiles import build_artifact_paths, load_profile, profile_identity, select_variants, variant_disclosure
 from campaign.benchmark import Task
-from campaign.config import BaseConfig, VariantConfig, load_base_config, render_variant
+from campaign.config import BaseConfig, VariantConfig, load_base_config, render_config
 from campaign.digests import GitProblem, PythonInfo, build_digest, file_sha256, git_revision, python_digest, source_digest
 from campaign.errors import UsageProblem
 from campaign.lanes.options import (
@@ -63,7 +64,6 @@ from campaign.plan import (
     stage_atomic,
     template_document,
 )
-from campaign.vocabulary import VARIANTS
 from campaign.store import repository
 from campaign.store.engine import DB_ENV, default_db_path, describe
 from campaign.store.migrate import open_store
@@ -142,7 +142,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
     check_launcher_needed(profile, launcher)
     seeds.check(profile, os.environ)
     base = load_base_config(Path(opts.config).expanduser())
-    variants = tuple(render_variant(base, name) for name in VARIANTS)
+    variants = tuple(render_config(base, name, variant_disclosure(profile, name)) for name in select_variants(opts.variants, [profile]))
     python = resolve_profile_python(opts.profile_python)
     # Run the interpreter by the path given, not its resolved binary: a venv's python
     # resolves to the base interpreter, which lacks the venv's packages.
@@ -270,7 +270,7 @@ def _probe(inputs: PairedInputs, catalog_format: int, client_version: str | None
         return None
     return probe_catalogs(
         inputs.profile, model=str(inputs.model), task=inputs.tasks[0], route=inputs.wire, runner_python=sys.executable,
-        catalog_format=catalog_format, client_version=client_version,
+        catalog_format=catalog_format, client_version=client_version, configs=probe_configs(inputs.profile, [v.variant for v in inputs.variants]),
     )  # fmt: skip
 
 

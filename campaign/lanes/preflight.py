@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from campaign import benchmark
+from campaign.agents.profiles import defined_variants, load_profile
 from campaign.errors import UsageProblem
 from campaign.lanes import options as opt
 from campaign.power import forecast as fc
@@ -24,6 +25,7 @@ from campaign.providers import load_catalog, resolve_providers
 from campaign.report import spread
 from campaign.store.engine import describe
 from campaign.store.migrate import open_store
+from campaign.vocabulary import VARIANTS
 
 STORE_NAME = "campaign.db"  # a campaign's store in its --output-dir (lanes.multi_provider)
 
@@ -36,6 +38,7 @@ class Preflight:
     providers: tuple[str, ...]
     missing: tuple[str, ...]  # scheduled providers the pilot never ran
     target_effect: float | None
+    variants: int = len(VARIANTS)  # per pair of this run
 
 
 def check(opts: opt.CodingOptions) -> None:
@@ -78,9 +81,22 @@ def forecast(opts: opt.CodingOptions, db: str | None) -> Preflight | None:
         target=planner.Target(effect=abs(opts.target_effect) if opts.target_effect is not None else None),
         caps=opt.spend_limits(opts) if opts.campaign else None,
         workers=opts.parallel_providers,
+        variants=_variants(opts),
     )
     (row,) = planner.plan(fitted, None if missing else fc.cost_model(cells), request).rows
-    return Preflight(pilot, store, row, providers, missing, opts.target_effect)
+    return Preflight(pilot, store, row, providers, missing, opts.target_effect, request.variants)
+
+
+def _variants(opts: opt.CodingOptions) -> int:
+    """How many variants this run schedules per pair: trials, spend and the intervals'
+    adjustment scale with it. The lane validates the names themselves before any trial."""
+    if opts.variants is not None:
+        return max(len(opts.variants.split(",")), 2)
+    # Without --variants: every variant the profile defines (a built-in profile, the pair).
+    try:
+        return len(defined_variants(load_profile(opts.agent))) if opts.agent else len(VARIANTS)
+    except UsageProblem:  # the lane refuses that profile, in its own words, before any trial
+        return len(VARIANTS)
 
 
 def _read(opts: opt.CodingOptions, db: str | None) -> tuple[Pilot, str]:
@@ -106,7 +122,8 @@ def lines(pre: Preflight) -> list[str]:
     row, pilot = pre.row, pre.pilot
     out = [
         f"forecast from pilot campaign {pilot.campaign_id} ({len(pilot.tasks)} task clusters, {pilot.pairs} complete pairs) "
-        f"for this run: {row.tasks} tasks x {row.repetitions} repetitions x {len(pre.providers)} provider(s), {row.trials} trials"
+        f"for this run: {row.tasks} tasks x {row.repetitions} repetitions x {len(pre.providers)} provider(s)"
+        f"{f' x {pre.variants} variants' if pre.variants != len(VARIANTS) else ''}, {row.trials} trials"
     ]
     if row.detectable is not None:
         out.append(f"  detectable effect on verified success at 80% power: {row.detectable:.3f} either way ({planner.DEFAULT_SIMULATIONS} simulated campaigns of this size)")
