@@ -13,6 +13,7 @@ from campaign.agents.profiles import PROFILES_DIR, load_profile
 from campaign.config import parse_base_config
 from campaign.errors import UsageProblem
 from campaign.lanes.campaign_inputs import variant_configs
+from test_cli_coding_paired_variants import WIRE_TABLES
 from workspace import run
 
 TASKS = "semver-precedence,invoice-rounding,logstat-json-output"
@@ -115,22 +116,6 @@ def test_a_variant_two_agent_profiles_define_with_different_disclosures_is_refus
     with pytest.raises(UsageProblem, match="variant lean applies the disclosure profiles coding and legacy under different agent profiles") as refused:
         variant_configs(base, ("default", "lean"), [alike, load_profile(str(other_path))])
     assert refused.value.option == "--variants"
-
-
-# A client confirmed on the wire: three variants with one tool catalog, told apart by what
-# else each treatment changes in its requests (the system prompt, the reasoning setting).
-WIRE_TABLES = """
-[variants.plain]
-disclosure = "coding"
-
-[variants.terse]
-disclosure = "coding"
-args = ["--system-prompt", "Be terse."]
-
-[variants.think]
-disclosure = "coding"
-args = ["--thinking-budget", "2048"]
-"""
 
 
 def test_three_variants_of_one_catalog_are_each_confirmed_by_their_wire_fingerprint(tmp_path, tokenizer_cache, monkeypatch):
