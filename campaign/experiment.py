@@ -133,6 +133,9 @@ class PairedExperiment(_Variants):
     # From format 3: {variant: {part: digests}}, each variant's fingerprint part by part
     # (profiler.fingerprint), so a reader sees what each treatment changed on the wire.
     wire_fingerprints: Mapping[str, Mapping[str, list[str]]] | None = None
+    # Variants outside the built-in pair: {variant: what its attempts must be seen to apply}
+    # (profiles.confirmation_label), so the report can tell each trial's confirmation.
+    confirmed_as: Mapping[str, str] | None = None
     # --task-suite: its name, each task's digest, their digest, and the tasks never checked.
     task_suite: Mapping[str, Any] | None = None
     # The providers catalog whose prices cost a client that reports none (and whose
@@ -142,7 +145,7 @@ class PairedExperiment(_Variants):
     def as_dict(self) -> dict[str, Any]:
         # Field order is the plan template's (written unsorted for the reviewer).
         data = asdict(self)
-        for optional in ("wire_upstream", "client_version", "wire_catalogs", "wire_catalog_format", "wire_fingerprints", "task_suite", "pricing_catalog_digest"):
+        for optional in ("wire_upstream", "client_version", "wire_catalogs", "wire_catalog_format", "wire_fingerprints", "confirmed_as", "task_suite", "pricing_catalog_digest"):
             if data[optional] is None:  # absent, so experiments without them keep their digest
                 del data[optional]
         data["tasks"] = list(self.tasks)
@@ -170,10 +173,11 @@ class ProviderBinding:
     wire_catalogs: Mapping[str, list[str]] | None = None
     wire_catalog_format: int | None = None
     wire_fingerprints: Mapping[str, Mapping[str, list[str]]] | None = None
+    confirmed_as: Mapping[str, str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for optional in ("wire_upstream", "client_version", "wire_catalogs", "wire_catalog_format", "wire_fingerprints"):
+        for optional in ("wire_upstream", "client_version", "wire_catalogs", "wire_catalog_format", "wire_fingerprints", "confirmed_as"):
             if not data[optional]:  # an empty catalog map or format 0 was never written either
                 del data[optional]
         return data

@@ -63,9 +63,9 @@ def test_a_profiles_own_variants_run_confirmed_and_are_compared_with_the_first(t
     lean = pd["comparisons"][0]["verified_success"]
     assert lean["pairs"] == 6 and lean["estimate"] > 0
     assert "### lean minus default" in (out / "report.md").read_text()
-    # Which label confirms a variant of the profile's own is not in the stored row: unknown,
-    # never "false" (each attempt's verdict above says it was confirmed).
-    assert {t["applied_profile_matches_variant"] for t in report["trials"]} == {None}
+    # Each variant's label is in the experiment (its disclosure: default legacy, lean
+    # coding), so every trial is seen to have applied its own.
+    assert {t["applied_profile_matches_variant"] for t in report["trials"]} == {True}
     # Nothing left: the same command finds every trial done.
     again = run(campaign(out, agent, "--variants", "default,lean", "--resume"))
     assert again.exit_code == 0, again.output
@@ -135,6 +135,8 @@ def test_three_variants_of_one_catalog_are_each_confirmed_by_their_wire_fingerpr
         assert json.loads(applied) == [variant] and failure != "profile_unconfirmed", (variant, applied, failure)
         assert set(json.loads(diagnostics)["fingerprint_digests"]) <= set(provider["wire_catalogs"][variant])
     report = json.loads((out / "report.json").read_text())
+    assert provider["confirmed_as"] == {"plain": "plain", "terse": "terse", "think": "think"}
+    assert {t["applied_profile_matches_variant"] for t in report["trials"]} == {True}
     assert report["experiment"]["wire_differences"] == [
         {"provider": "replay", "variant": "terse", "differs_in": ["system"]},
         {"provider": "replay", "variant": "think", "differs_in": ["reasoning"]},

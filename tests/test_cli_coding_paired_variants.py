@@ -69,6 +69,8 @@ def test_a_plan_over_three_variants_is_approved_run_and_bound_to_their_definitio
     data = json.loads(report.read_text())
     assert [c["candidate"] for c in data["paired_differences"]["comparisons"]] == ["terse", "think"]
     assert [(d["variant"], d["differs_in"]) for d in data["experiment"]["wire_differences"]] == [("terse", ["system"]), ("think", ["reasoning"])]
+    assert plan["experiment"]["confirmed_as"] == {"plain": "plain", "terse": "terse", "think": "think"}
+    assert {t["applied_profile_matches_variant"] for t in data["trials"]} == {True}
 
     # One variant's args edited after approval: a different experiment, refused before any trial.
     profile.write_text(profile.read_text().replace('"--system-prompt", "Be terse."', '"--system-prompt", "Be very terse."'))

@@ -95,6 +95,13 @@ def confirmation_label(profile: AgentProfile, variant: str) -> str | None:
     return variant_disclosure(profile, variant)
 
 
+def confirmed_as(profile: AgentProfile, variants: Sequence[str]) -> dict[str, str] | None:
+    """{variant: its confirmation label} for the variants outside the built-in pair (whose
+    labels are fixed words), for the experiment to record; None when there are none."""
+    labels = {v: confirmation_label(profile, v) for v in variants if v not in VARIANT_PROFILES}
+    return {v: label for v, label in labels.items() if label is not None} or None
+
+
 def select_variants(value: str | None, profiles: Sequence[AgentProfile], option: str = "--variants") -> tuple[str, ...]:
     """The variants ``--variants`` picks (``A,B,C``, the first the baseline), or, when it is
     not given, every variant all of ``profiles`` define, in order. Each must be one every

@@ -19,7 +19,7 @@ from campaign import benchmark
 from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
 from campaign.agents.profile_model import AgentProfile, uses_wire
-from campaign.agents.profiles import load_profile, profile_identity, select_variants, variant_disclosure
+from campaign.agents.profiles import confirmed_as, load_profile, profile_identity, select_variants, variant_disclosure
 from campaign.config import BaseConfig, VariantConfig, load_base_config, parse_base_config, render_config
 from campaign.errors import UnreadableValue, UsageProblem
 from campaign.experiment import CampaignExperiment, ProviderBinding, Variant
@@ -266,6 +266,7 @@ def _binding(inputs: CampaignInputs, p: Provider) -> ProviderBinding:
         wire_catalogs=catalogs,
         wire_catalog_format=recorded_catalog_format(catalogs, inputs.wire_catalog_formats.get(p.name, 1)),
         wire_fingerprints=inputs.wire_fingerprints.get(p.name),
+        confirmed_as=confirmed_as(profile, inputs.variants),
     )
 
 

@@ -32,7 +32,7 @@ from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, recorded_catalog_format
 from campaign.providers import Provider, load_catalog, provider_for_route
 from campaign.agents.profile_model import AgentProfile, placeholders
-from campaign.agents.profiles import build_artifact_paths, load_profile, profile_identity, select_variants, variant_disclosure
+from campaign.agents.profiles import build_artifact_paths, confirmed_as, load_profile, profile_identity, select_variants, variant_disclosure
 from campaign.benchmark import Task
 from campaign.config import BaseConfig, VariantConfig, load_base_config, render_config
 from campaign.digests import GitProblem, PythonInfo, build_digest, file_sha256, git_revision, python_digest, source_digest
@@ -260,6 +260,7 @@ def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGES
         wire_catalogs=catalogs,
         wire_catalog_format=recorded_catalog_format(catalogs, catalog_format),
         wire_fingerprints=probed.fingerprints if probed else None,
+        confirmed_as=confirmed_as(inputs.profile, [v.variant for v in inputs.variants]),
         task_suite=inputs.selection.identity(),
         pricing_catalog_digest=inputs.catalog_digest,
     )

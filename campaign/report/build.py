@@ -191,7 +191,7 @@ def build_report(
         report, changed = sanitize(raw, REPORT_SCHEMA)
         # The per-trial rows (one per trial with a result: 100,000 in the benchmark) go
         # through the same TRIAL schema, cleaned from the row tuples in one generated loop.
-        report["trials"] = results.trial_cleaner()(rows, changed)
+        report["trials"] = results.trial_cleaner(identity.confirmation_labels(experiment))(rows, changed)
         _reasoning_from_the_wire(report, experiment)
         del rows  # 100,000 stored rows freed now, before the collector is back on
     report["redaction"] = sanitize(changed.as_dict(), REDACTION)[0]

@@ -53,6 +53,19 @@ def experiment_section(exp: dict[str, Any], campaign: Campaign) -> dict[str, Any
     return section
 
 
+def confirmation_labels(exp: dict[str, Any]) -> tuple[tuple[str | None, str, str], ...]:
+    """(provider, variant, label) for each of its own variants the experiment recorded a
+    label for (``confirmed_as``): the paired lane's under provider None, a campaign's per
+    provider; sorted, so one experiment is one key of ``results.trial_cleaner``."""
+    bindings = [(None, exp)] + [(p.get("name"), p) for p in exp.get("providers") or [] if isinstance(p, dict)]
+    out = set()
+    for provider, binding in bindings:
+        labels = binding.get("confirmed_as")
+        if isinstance(labels, dict) and (provider is None or isinstance(provider, str)):
+            out |= {(provider, v, label) for v, label in labels.items() if isinstance(v, str) and isinstance(label, str)}
+    return tuple(sorted(out, key=lambda t: (t[0] or "", t[1], t[2])))
+
+
 def _task_suite(value: Any) -> dict[str, Any] | None:
     """The suite's name and digest, and its unchecked tasks; its per-task digests stay in the store."""
     if not isinstance(value, dict):

@@ -15,6 +15,7 @@ through the TRIAL schema with the rules below for what the stored values mean.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections import Counter
@@ -22,7 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from campaign.report.schema import TRIAL
-from campaign.vocabulary import VARIANT_PROFILES
+from campaign.experiment import VARIANT_NAME
+from campaign.report.allowlist import Enum, List
+from campaign.vocabulary import DISCLOSURE_PROFILES, VARIANT_PROFILES
 from campaign.report.aggregates import SCOPE_TRIAL_NAMES
 from campaign.store.chain import COLUMN, RAW_COLUMNS
 
@@ -70,13 +73,32 @@ def tool_error_recovery(tool_errors: Any, verified_pass: Any) -> int | None:
     return int(isinstance(tool_errors, (int, float)) and tool_errors >= 1 and verified_pass == 1)
 
 
-@functools.lru_cache(maxsize=1)
-def trial_cleaner() -> Callable[[Any, Any], list[dict[str, Any]]]:
+# A label of the experiment's own, keyed by (provider, variant); provider None: any (the
+# paired lane's one provider).
+OwnLabels = tuple[tuple[str | None, str, str], ...]
+
+
+@functools.lru_cache(maxsize=8)
+def trial_cleaner(own: OwnLabels = ()) -> Callable[[Any, Any], list[dict[str, Any]]]:
     """The TRIAL schema compiled for ``results`` rows: stored booleans read as booleans,
     the bridge counters only with their marker, JSON texts parsed on the way. Every value
     is checked, a verified chain's too: anyone can reseal a chain (it is no signature), so
-    a verified row may still hold text where a number belongs."""
-    return TRIAL.compile_rows(
+    a verified row may still hold text where a number belongs.
+
+    ``own``: the labels of the experiment's own variants (``confirmed_as``). An applied
+    profile is one of the disclosure words or one of these labels, anything else
+    ``unlisted``; an attempt of an own variant matches when it applied only its label."""
+    labels = {(provider, variant): label for provider, variant, label in own if VARIANT_NAME.fullmatch(label)}
+    schema = TRIAL
+    if labels:
+        allowed = tuple(dict.fromkeys((*DISCLOSURE_PROFILES, *labels.values())))
+        schema = dataclasses.replace(TRIAL, fields={**TRIAL.fields, "applied_profiles": List(Enum(allowed), max_items=8)})
+
+    def matches(text: str | None, variant: str, provider: str | None) -> bool | None:
+        expected = VARIANT_PROFILES.get(variant) or labels.get((provider, variant)) or labels.get((None, variant))
+        return _profile_matches(text, expected)
+
+    return schema.compile_rows(
         NAMES,
         derived={
             "discovery_failures": (with_marker, ("diagnostic_events_version", "discovery_failures")),
@@ -86,7 +108,7 @@ def trial_cleaner() -> Callable[[Any, Any], list[dict[str, Any]]]:
         },
         memoized={
             "applied_profiles": (_profiles, ("applied_profiles",)),
-            "applied_profile_matches_variant": (_profile_matches, ("applied_profiles", "variant")),
+            "applied_profile_matches_variant": (matches, ("applied_profiles", "variant", "provider")),
         },
         stored_booleans=BOOLEANS,
     )
@@ -107,12 +129,10 @@ def _diagnostics(text: str | None) -> dict[str, Any] | None:
         return None
     return value if type(value) is dict and value else None
 
-def _profile_matches(text: str | None, variant: str) -> bool | None:
-    """Every applied profile is the variant's expected one (None: nothing observed, or a
-    variant of the experiment's own, whose expected label depends on its agent profile and
-    is not in the stored row: the attempt's verdict holds whether it was confirmed)."""
+def _profile_matches(text: str | None, expected: str | None) -> bool | None:
+    """Every applied profile is the variant's expected one (None: nothing observed, or no
+    label known for the variant: an experiment's own, recorded before labels were)."""
     profiles = _parsed_profiles(text) if text and isinstance(text, str) else None
-    expected = VARIANT_PROFILES.get(variant)
     if profiles is None or expected is None:
         return None
     return bool(profiles) and all(p == expected for p in profiles)
