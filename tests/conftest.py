@@ -30,6 +30,7 @@ collect_ignore = ["suites"]
 # before the rest, so the workers end on short tests instead of one waiting on the other.
 SLOW_MODULES = (
     "test_clients_e2e",
+    "test_clients_experiments",
     "test_provider_faults",
     "test_workers",
     "test_campaign_kill_windows",

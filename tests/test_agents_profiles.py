@@ -243,3 +243,35 @@ def test_variant_and_wire_rejections(tmp_path, table, needle):
 def test_what_no_process_could_be_given_is_refused_when_the_profile_is_read(tmp_path, text, needle):
     with pytest.raises(UsageProblem, match=needle):
         load_profile(write(tmp_path, text))
+
+
+def test_an_experiment_file_extends_a_built_in_and_names_its_variants(tmp_path):
+    from campaign.agents.profiles import defined_variants, run_variants, select_variants
+
+    text = 'extends = "claude-code"\ndefault_variants = ["default", "terse"]\n[variants.default]\nargs = []\n[variants.terse]\nargs = ["--append-system-prompt", "Be terse."]\n'
+    profile = load_profile(write(tmp_path, text))
+    built_in = load_profile("claude-code")
+    # The built-in as shipped (client, env, wire), its variants and the file's merged by name.
+    assert (profile.client, profile.env, profile.applied_profile_from) == (built_in.client, built_in.env, built_in.applied_profile_from)
+    assert defined_variants(profile) == ("baseline", "coding", "default", "terse")
+    assert run_variants(profile) == select_variants(None, [profile]) == ("default", "terse")
+    assert select_variants("baseline,terse", [profile]) == ("baseline", "terse")  # --variants still picks
+    assert client_argv(profile, {"prompt": "p", "model_name": "m"}, "terse")[-2:] == ["--append-system-prompt", "Be terse."]
+    # Its identity is the merged profile's: an edit of the built-in is a different experiment.
+    assert profile_identity(profile)["client"] == list(built_in.client) and "terse" in profile_identity(profile)["variants"]
+    assert run_variants(built_in) == ("baseline", "coding")
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('extends = "nosuch"\n', "extends must name a built-in profile"),
+        ('extends = "codex"\ndefault_variants = ["baseline"]\n', "default_variants: a paired comparison needs at least two variants"),
+        ('extends = "codex"\ndefault_variants = ["baseline", "high"]\n', "default_variants: unknown variant high"),
+        ('extends = "codex"\ndefault_variants = ["coding", "coding"]\n', "default_variants: variant coding is listed twice"),
+        ('extends = "codex"\ndefault_variants = "baseline,coding"\n', "default_variants must be a list of strings"),
+    ],
+)
+def test_a_bad_experiment_file_is_refused_when_read(tmp_path, text, needle):
+    with pytest.raises(UsageProblem, match=needle):
+        load_profile(write(tmp_path, text))

@@ -115,6 +115,9 @@ class AgentProfile:
     # HOME from the installed clients' seeds (campaign.agents.seeds), e.g. the plugin
     # a client would otherwise download at start.
     home_seed: tuple[tuple[str, str], ...] = ()
+    # The variants a run of this profile compares when --variants is not given, in order
+    # (an experiment file's own); None: every variant it defines.
+    default_variants: tuple[str, ...] | None = None
     # Where the profile came from: None for built-ins, else the resolved file.
     path: Path | None = None
     # The --source tree the build-artifact globs are relative to.

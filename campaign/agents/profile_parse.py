@@ -10,13 +10,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from campaign.agents.adapters import adapter_names
 from campaign.agents.profile_model import AgentProfile, HealthCheck, RuntimeSpec, VariantTreatment, json_strings, placeholders, uses_wire
 from campaign.canonical import spec_json
-from campaign.experiment import MAX_VARIANTS, VARIANT_NAME, VARIANT_NAME_RULE
+from campaign.errors import UsageProblem
+from campaign.experiment import MAX_VARIANTS, VARIANT_NAME, VARIANT_NAME_RULE, variant_names
 from campaign.vocabulary import DISCLOSURE_PROFILES, VARIANT_PROFILES, VARIANTS
 
 
@@ -37,7 +39,7 @@ _PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _TOP_KEYS = {
     "name", "description", "client", "adapter", "paid", "runtime", "build_artifacts", "sdk_path_vars",
     "config_env", "config_flag", "applied_profile_from", "credential_env_default", "env", "variants", "client_version",
-    "home_json", "home_seed",
+    "home_json", "home_seed", "default_variants",
 }
 
 
@@ -89,6 +91,8 @@ def parse_profile(data: Mapping[str, Any], default_name: str) -> AgentProfile:
         home_json=_home_json(data.get("home_json", {}), "home_json", allow_runtime_port=runtime is not None),
         home_seed=_home_seed(data.get("home_seed", {})),
     )
+    if "default_variants" in data:
+        profile = replace(profile, default_variants=_default_variants(data["default_variants"], profile))
     if profile.applied_profile_from == "wire" and not uses_wire(profile):
         raise ValueError('applied_profile_from = "wire" needs the client to reach its model through {proxy_url}')
     if profile.client_version is not None and placeholders(profile.client_version):
@@ -126,6 +130,16 @@ def _variants(table: Any, *, allow_runtime_port: bool) -> tuple[tuple[str, Varia
         home = _home_json(entry.get("home_json", {}), f"variants.{name}.home_json", allow_runtime_port=allow_runtime_port)
         out.append((name, VariantTreatment(args=tuple(args), env=env, home_json=home, disclosure=disclosure)))
     return tuple(out)
+
+
+def _default_variants(value: Any, profile: AgentProfile) -> tuple[str, ...]:
+    """The variants a run compares by default: two or more the profile defines, once each."""
+    names = _str_list(value, "default_variants")
+    defined = (*VARIANTS, *(n for n, _ in profile.variants if n not in VARIANTS))
+    try:
+        return variant_names(",".join(names), defined, option="default_variants", by="the profile")
+    except UsageProblem as exc:
+        raise ValueError(f"default_variants: {exc.reason}") from None
 
 
 def _disclosure(entry: Mapping[str, Any], name: str) -> str | None:

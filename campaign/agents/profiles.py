@@ -59,12 +59,40 @@ def load_profile(name_or_path: str, source: Path | None = None) -> AgentProfile:
         data = inputs.toml_loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageProblem(f"cannot read agent profile {name_or_path}: {exc}", option=_OPTION) from exc
+    data = _extended(data, name_or_path)
     try:
         profile = parse_profile(data, default_name=path.stem)
     except ValueError as exc:
         raise UsageProblem(f"agent profile {name_or_path}: {exc}", option=_OPTION) from exc
     bound_source = Path(source).resolve() if source is not None else None
     return replace(profile, path=path if is_file else None, source=bound_source)
+
+
+# Tables an extending profile merges into its base's by key; every other key it gives replaces the base's.
+_MERGED = ("env", "variants", "home_json", "home_seed")
+
+
+def _extended(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """A profile file with ``extends = "BUILT-IN"``: that built-in profile with the file's
+    keys over it, its tables (variants, env, home files) merged by name. One file so
+    defines an experiment: the client as shipped plus the variants to compare."""
+    if "extends" not in data:
+        return data
+    base_name = data["extends"]
+    if base_name not in builtin_profile_names():
+        raise UsageProblem(f"agent profile {where}: extends must name a built-in profile ({', '.join(builtin_profile_names())}), got {base_name!r}", option=_OPTION)
+    base = inputs.toml_loads((PROFILES_DIR / f"{base_name}.toml").read_text(encoding="utf-8"))
+    merged = {**base, **{k: v for k, v in data.items() if k != "extends"}}
+    for key in _MERGED:
+        if isinstance(base.get(key), dict) and isinstance(data.get(key), dict):
+            merged[key] = {**base[key], **data[key]}
+    return merged
+
+
+def run_variants(profile: AgentProfile) -> tuple[str, ...]:
+    """What a run of this profile compares without --variants: its default_variants, or
+    every variant it defines."""
+    return profile.default_variants or defined_variants(profile)
 
 
 def treatment(profile: AgentProfile, variant: str | None) -> VariantTreatment:
@@ -104,13 +132,17 @@ def confirmed_as(profile: AgentProfile, variants: Sequence[str]) -> dict[str, st
 
 def select_variants(value: str | None, profiles: Sequence[AgentProfile], option: str = "--variants") -> tuple[str, ...]:
     """The variants ``--variants`` picks (``A,B,C``, the first the baseline), or, when it is
-    not given, every variant all of ``profiles`` define, in order. Each must be one every
+    not given, the profiles' default_variants (when they agree) or every variant all of
+    ``profiles`` define, in order. Each must be one every
     profile defines, and one whose attempts each client can be seen to apply, told apart
     from the others': a client that reports its disclosure profile confirms a variant by
     that profile alone, so two variants of one disclosure (or one of none) could never be."""
     defined = [v for v in defined_variants(profiles[0]) if all(v in defined_variants(p) for p in profiles[1:])]
     agents = sorted({p.name for p in profiles})
     by = f"agent profile {agents[0]}" if len(agents) == 1 else f"every one of the agent profiles {', '.join(agents)}"
+    defaults = {p.default_variants for p in profiles}
+    if value is None and len(defaults) == 1 and None not in defaults:
+        value = ",".join(next(iter(defaults)))  # type: ignore[arg-type]
     names = variant_names(value, defined, option=option, by=by)
     for profile in profiles:
         seen: dict[str, str] = {}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from campaign import benchmark
-from campaign.agents.profiles import defined_variants, load_profile
+from campaign.agents.profiles import load_profile, run_variants
 from campaign.errors import UsageProblem
 from campaign.lanes import options as opt
 from campaign.power import forecast as fc
@@ -92,9 +92,9 @@ def _variants(opts: opt.CodingOptions) -> int:
     adjustment scale with it. The lane validates the names themselves before any trial."""
     if opts.variants is not None:
         return max(len(opts.variants.split(",")), 2)
-    # Without --variants: every variant the profile defines (a built-in profile, the pair).
+    # Without --variants: the profile's default ones (a built-in profile's: the pair).
     try:
-        return len(defined_variants(load_profile(opts.agent))) if opts.agent else len(VARIANTS)
+        return len(run_variants(load_profile(opts.agent))) if opts.agent else len(VARIANTS)
     except UsageProblem:  # the lane refuses that profile, in its own words, before any trial
         return len(VARIANTS)
 

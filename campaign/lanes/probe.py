@@ -24,7 +24,7 @@ from campaign import benchmark, experiment
 from campaign.agents import seeds
 from campaign.agents.client_version import read_client_version
 from campaign.agents.profile_model import AgentProfile
-from campaign.agents.profiles import defined_variants, load_profile, variant_disclosure
+from campaign.agents.profiles import load_profile, run_variants, variant_disclosure
 from campaign.benchmark import Task
 from campaign.config import parse_base_config, render_config
 from campaign.errors import CampaignError, UsageProblem
@@ -182,5 +182,5 @@ def run_probe(agent: str, model: str, task_name: str, environ: Mapping[str, str]
         raise UsageProblem(f"the {profile.name} agent does not reach its model through {{proxy_url}}, so there is no wire to probe", option="--agent")
     seeds.check(profile, environ)
     version = read_client_version(profile, environ)
-    configs = variant_configs(profile, defined_variants(profile))
+    configs = variant_configs(profile, run_variants(profile))
     return ProbeReport(profile.name, version, str(route), measure(profile, model=str(route), task=task, route=wire, runner_python=sys.executable, configs=configs))

@@ -1,0 +1,54 @@
+"""The shipped experiments (examples/experiments/*.toml), each rehearsed end to end with
+its real client: the exact paid command with --rehearse (replay provider, synthetic prices,
+no credential read), every variant confirmed on the wire by its own fingerprint."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.clients import env_with_clients, require, rows
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "experiments"
+# example -> (provider, agent it extends, {candidate: parts its fingerprint must differ in})
+SHIPPED = {
+    "claude-code-tools": ("anthropic", "claude-code", {"four-tools": {"tools"}, "tests-first": {"system"}}),
+    "codex-reasoning": ("openai-codex", "codex", {"high": {"reasoning"}}),
+    "opencode-no-webfetch": ("zai", "opencode", {"no-webfetch": {"tools"}}),
+}
+
+
+def test_every_shipped_experiment_is_rehearsed_here():
+    assert sorted(p.stem for p in EXAMPLES.glob("*.toml")) == sorted(SHIPPED)
+
+
+@pytest.mark.parametrize("example", list(SHIPPED))
+def test_a_shipped_experiment_rehearses_for_free_with_each_variant_confirmed(example, tmp_path, tokenizer_cache):
+    provider, client, changes = SHIPPED[example]
+    env = {k: v for k, v in env_with_clients(tokenizer_cache).items() if not k.endswith(("API_KEY", "AUTH_TOKEN", "ACCESS_TOKEN"))}
+    require(client, env)
+    out, runner_tmp = tmp_path / "rehearsal", tmp_path / "runner-tmp"
+    runner_tmp.mkdir()
+    args = ["coding", "--campaign", "--providers", provider, "--agent", str(EXAMPLES / f"{example}.toml"), "--tasks", "semver-precedence",
+            "--repetitions", "1", "--live", "--rehearse", "--output-dir", str(out)]  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "campaign", *args], capture_output=True, text=True, env={**env, "TMPDIR": str(runner_tmp)}, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    db = out / "campaign.db"
+    (campaign,) = rows(db, "SELECT state, experiment_json FROM campaigns")
+    experiment = json.loads(campaign["experiment_json"])
+    # The file's default_variants, in its order, the first the baseline.
+    names = [v["name"] for v in experiment["variants"]]
+    assert campaign["state"] == "completed" and names[1:] == list(changes) and len(names) == len(changes) + 1
+    attempts = rows(db, "SELECT t.variant, a.verified_pass, a.applied_profiles, a.failure_class FROM attempts a JOIN trials t ON t.id = a.trial_pk")
+    assert sorted(a["variant"] for a in attempts) == sorted(names)
+    for a in attempts:
+        assert json.loads(a["applied_profiles"]) == [a["variant"]] and a["failure_class"] != "profile_unconfirmed", a
+    report = json.loads((out / "report.json").read_text())
+    assert {t["applied_profile_matches_variant"] for t in report["trials"]} == {True}
+    differs = {d["variant"]: set(d["differs_in"]) for d in report["experiment"]["wire_differences"]}
+    assert set(differs) == set(changes) and all(changes[v] <= differs[v] for v in changes), differs
+    assert [c["candidate"] for c in report["paired_differences"]["comparisons"]] == list(changes)
