@@ -143,3 +143,16 @@ def test_three_variants_of_one_catalog_are_each_confirmed_by_their_wire_fingerpr
     ]
     markdown = (out / "report.md").read_text()
     assert "- terse (replay): system prompt\n- think (replay): reasoning setting" in markdown
+
+
+def test_the_readmes_offline_experiment_runs_as_written(tmp_path):
+    # One file defines it (it extends the offline profile and names its variants): the
+    # README's command, without --variants.
+    shipped = Path(__file__).resolve().parents[1] / "examples" / "experiments" / "offline-lean.toml"
+    out = tmp_path / "lean-out"
+    done = run(["coding", "--campaign", "--agent", str(shipped), "--tasks", TASKS, "--output-dir", str(out), "--live"])
+    assert done.exit_code == 0, done.output
+    assert rows(out, "SELECT variant, count(*) FROM trials GROUP BY variant ORDER BY variant") == [("default", 12), ("lean", 12)]  # four repetitions by default
+    report = json.loads((out / "report.json").read_text())
+    assert {t["applied_profile_matches_variant"] for t in report["trials"]} == {True}
+    assert "### lean minus default" in (out / "report.md").read_text()
