@@ -76,8 +76,9 @@ def test_two_variants_of_their_own_are_one_comparison_at_95(engine):
     assert pd["adjustment"]["comparison_confidence"] == 0.95 and [c["candidate"] for c in pd["comparisons"]] == ["lean"]
     want = expected_success(seen, "default", "lean", 0.95)
     assert (pd["comparisons"][0]["verified_success"]["ci_low"], pd["comparisons"][0]["verified_success"]["ci_high"]) == pytest.approx((want.ci_low, want.ci_high))
-    # Decisions are the candidates': the experiment as a whole records none of its own.
-    assert report["decision"]["basis"] is None
+    # Decisions are the candidates': the experiment as a whole records none of its own,
+    # nor the spec's word on its own question (the coding disclosure stays opt-in).
+    assert report["decision"]["basis"] is None and "coding_profile" not in report["decision"]
 
 
 def test_the_builtin_pair_keeps_its_one_comparison_and_no_new_keys(engine):
@@ -89,7 +90,7 @@ def test_the_builtin_pair_keeps_its_one_comparison_and_no_new_keys(engine):
         assert not {"baseline", "adjustment", "comparisons"} & set(pd)
         want = expected_success(seen, "baseline", "coding", 0.95)
         assert (pd["verified_success"]["ci_low"], pd["verified_success"]["ci_high"]) == pytest.approx((want.ci_low, want.ci_high))
-        assert report["decision"]["basis"] == "measured_benefit_requires_review"
+        assert report["decision"]["basis"] == "measured_benefit_requires_review" and report["decision"]["coding_profile"] == "opt_in"
 
 
 def test_the_report_files_say_each_candidate_minus_the_baseline_and_decide_per_candidate(engine, db_url, runner, tmp_path):

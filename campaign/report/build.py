@@ -185,7 +185,11 @@ def build_report(
             "uncontrolled_factors": list(ALWAYS_UNCONTROLLED)
             + ["reasoning_provider_default" if experiment.get("reasoning") is None else "reasoning_configured_not_verified"],
             # An experiment of its own variants decides per candidate (its comparisons).
-            "decision": {"basis": _decision_basis(synthetic, c.comparisons[0].success.headline) if comparisons.is_builtin(order) else None},
+            "decision": (
+                {"coding_profile": "opt_in", "basis": _decision_basis(synthetic, c.comparisons[0].success.headline)}
+                if comparisons.is_builtin(order)
+                else {"basis": None}
+            ),
             "redaction": None,
         }
         report, changed = sanitize(raw, REPORT_SCHEMA)

@@ -53,8 +53,15 @@ class Obj(Type):
         ]
         for i, (key, node) in enumerate(self.fields.items()):
             body += _field_code(namespace, i, key, node, f"get({key!r})", "    ")
-        body.append("    out = {" + self._literal() + "}")
-        body += [f"    if {key!r} in v:\n        out[{key!r}] = a{i}" for i, key in enumerate(self.fields) if key in self.optional]
+        keys = list(self.fields)
+        if all(key in self.optional for key in keys[len(keys) - len(self.optional) :]):
+            # Optional keys only at the end: the required ones in one literal, then those present.
+            body.append("    out = {" + self._literal() + "}")
+            body += [f"    if {key!r} in v:\n        out[{key!r}] = a{i}" for i, key in enumerate(keys) if key in self.optional]
+        else:
+            # One in the middle keeps its place among the others (reports are written unsorted).
+            body.append("    out = {}")
+            body += [f"    if {key!r} in v:\n        out[{key!r}] = a{i}" if key in self.optional else f"    out[{key!r}] = a{i}" for i, key in enumerate(keys)]
         body.append("    return out")
         return generate(body, namespace, "clean")
 

@@ -414,11 +414,14 @@ REPORT_SCHEMA = Obj(
         "decision": Obj(
             {
                 "recorded": Const("keep_current_defaults"),
+                # The spec's decision on its own question (the coding disclosure stays
+                # opt-in): only in the built-in experiment's reports.
                 "coding_profile": Const("opt_in"),
                 "promotion": Const("not_proposed"),
                 "basis": Enum(DECISION_BASIS),
                 "schema_token_estimates_are_evidence": Const(False),
-            }
+            },
+            optional=frozenset({"coding_profile"}),
         ),
         "redaction": REDACTION,
     }
