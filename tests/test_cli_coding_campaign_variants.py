@@ -156,3 +156,18 @@ def test_the_readmes_offline_experiment_runs_as_written(tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert {t["applied_profile_matches_variant"] for t in report["trials"]} == {True}
     assert "### lean minus default" in (out / "report.md").read_text()
+
+
+def test_wire_variants_that_differ_only_in_a_setting_the_client_ignores_are_refused_naming_both(tmp_path, tokenizer_cache, monkeypatch):
+    # "label" sets an environment variable the offline agent never reads: its requests are
+    # plain's, so no attempt could be seen to apply either treatment.
+    monkeypatch.setenv("CAMPAIGN_TOKENIZER_CACHE", str(tokenizer_cache))
+    agent, out = tmp_path / "ignored.toml", tmp_path / "out"
+    wire = (PROFILES_DIR / "offline-wire.toml").read_text().replace('applied_profile_from = "adapter"', 'applied_profile_from = "wire"')
+    agent.write_text(wire + WIRE_TABLES + '\n[variants.label]\ndisclosure = "coding"\nenv = { UNREAD_SETTING = "1" }\n')
+    refused = run(["coding", "--campaign", "--providers", "replay", "--agent", str(agent), "--tasks", "semver-precedence",
+                   "--variants", "plain,terse,label", "--live", "--output-dir", str(out)])  # fmt: skip
+    assert refused.exit_code == 2, refused.output
+    (line,) = [x for x in refused.output.splitlines() if x.startswith("Error:")]
+    assert "sends the same wire fingerprint under plain and label (compared: tool catalog, system prompt, model" in line, line
+    assert not out.exists()
