@@ -144,7 +144,7 @@ def _say_why_unfinished(result) -> None:
 
 
 @click.command(context_settings={"max_content_width": 100})
-@click.option("--paired", is_flag=True, help="Repeated paired disclosure trials (baseline vs coding) under the plan gate.")
+@click.option("--paired", is_flag=True, help="Repeated paired trials of the variants (baseline vs coding, or --variants) under the plan gate.")
 @click.option("--launcher", type=InputFile("launcher", text=False), help="The agent executable, inside --source (an installed launcher from another revision is refused). Needed only when the agent profile runs {launcher}; no default.")
 @click.option("--source", type=InputDir(), metavar="DIR", help="The source checkout whose revision and content are bound [default: git root of the current directory].")
 @click.option("--agent", type=AgentProfileRef(), metavar="NAME|FILE.toml", help="Agent profile: a built-in name or a profile file [default: offline].")
@@ -162,7 +162,7 @@ def _say_why_unfinished(result) -> None:
 @click.option("--approve-plan-digest", metavar="SHA256", help="Paired --live only: lowercase SHA-256 of the canonical approved plan.")
 @click.option("--live/--no-live", default=None, help="Never implied. --paired: allow paid calls once every approval check passes; --campaign: run the trials (without it, only the schedule is shown).")
 @click.option("--failure-dir", type=OutputDir(), metavar="DIR", help="Private failure bundles, outside --source; never upload or commit them.")
-@click.option("--campaign", "campaign", is_flag=True, help="Resumable multi-provider campaign (baseline vs coding per provider); --live executes, --resume continues.")
+@click.option("--campaign", "campaign", is_flag=True, help="Resumable multi-provider campaign (the variants per provider: baseline vs coding, or --variants); --live executes, --resume continues.")
 @click.option("--providers", metavar="NAME,NAME", help="Campaign only: providers from the catalog [default: offline].")
 @click.option("--variants", metavar="A,B,...", help="--paired or --campaign: the variants in order, the first the baseline; the built-in baseline and coding, or a profile's own [variants.NAME] (default: every variant the agent profiles define).")
 @click.option("--control-plane-port", type=int, metavar="PORT", help="Campaign only: a fixed loopback port for the agent runtime's control plane [default: OS-chosen].")
@@ -188,7 +188,8 @@ def coding(db: str | None, **values) -> None:
     build artifacts, config, fixtures and interpreter, schedules the trials and
     writes the plan template to --output; it runs no trial and calls no model.
     --paired --live runs the approved plan under its spend and stop rules.
-    --campaign runs baseline vs coding per provider, resumable with --resume.
+    --campaign runs the variants (baseline vs coding, or --variants) per provider,
+    resumable with --resume.
     Keep --output, --config, --db and --failure-dir outside --source: a new file
     in the checkout changes the source digest. Option names must be given in full.
 
