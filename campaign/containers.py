@@ -96,13 +96,96 @@ class Exited:
         return self.returncode is None
 
 
+# --- the commands, as argv ----------------------------------------------------------
+# An attempt runs each of these as a supervised member (the runner starts no child of its
+# own while its supervisor is active); the check runs them as plain subprocesses.
+
+# The label every container the engine starts carries: ``campaign.attempt=NAME``.
+ATTEMPT_LABEL = "campaign.attempt"
+
+
+def attempt_container_name(cgroup_name: str) -> str:
+    """An attempt's container is named from its stored row (as its cgroup is), so a
+    recovery that has only the store finds it, even one whose runner died before it
+    learned the container's ID; the runtime refuses a second container of one name."""
+    return f"campaign-{cgroup_name}"
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A host directory in the container (read-only unless said otherwise)."""
+
+    source: Path
+    target: str
+    writable: bool = False
+
+    def args(self) -> list[str]:
+        return ["--volume", f"{self.source}:{self.target}:{'rw' if self.writable else 'ro'}"]
+
+
+def run_argv(
+    runtime: Runtime,
+    image: str,
+    *,
+    name: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    cgroup_parent: str | None = None,
+    mounts: Sequence[Mount] = (),
+    tmpfs: Sequence[str] = (),
+) -> list[str]:
+    """A fresh detached container of ``image``, no network, idle until commands are run in
+    it. ``cgroup_parent``: the cgroup its processes live under (an attempt's own, so the
+    attempt's proof of teardown covers them); ``tmpfs``: private directories (mode 0700)."""
+    argv = [runtime.executable, "run", "--detach", "--network", "none"]
+    argv += ["--name", name] if name else []
+    for key, value in (labels or {}).items():
+        argv += ["--label", f"{key}={value}"]
+    argv += ["--cgroup-parent", cgroup_parent] if cgroup_parent else []
+    for mount in mounts:
+        argv += mount.args()
+    for target in tmpfs:
+        argv += ["--tmpfs", f"{target}:mode=0700"]
+    return [*argv, image, "sleep", "infinity"]
+
+
+def exec_argv(runtime: Runtime, container: str, argv: Sequence[str], *, workdir: str | None = None, env: Mapping[str, str] | None = None) -> list[str]:
+    where = ["--workdir", workdir] if workdir else []
+    for key, value in (env or {}).items():
+        where += ["--env", f"{key}={value}"]
+    return [runtime.executable, "exec", *where, container, *argv]
+
+
+def cp_argv(runtime: Runtime, source: str, target: str) -> list[str]:
+    """``podman cp``: one side is ``CONTAINER:PATH``."""
+    return [runtime.executable, "cp", source, target]
+
+
+def stop_argv(runtime: Runtime, container: str) -> list[str]:
+    """Everything in the container ended at once; its filesystem kept (``start_argv``)."""
+    return [runtime.executable, "stop", "--time", "0", container]
+
+
+def start_argv(runtime: Runtime, container: str) -> list[str]:
+    return [runtime.executable, "start", container]
+
+
+def rm_argv(runtime: Runtime, container: str) -> list[str]:
+    return [runtime.executable, "rm", "--force", "--time", "0", container]
+
+
+def exists(runtime: Runtime, container: str) -> bool | None:
+    """Whether the runtime still has the container; None when it cannot say."""
+    done = _run(runtime, ["container", "exists", container])
+    return {0: True, 1: False}.get(done.returncode)
+
+
+# --- run directly (the check, which has no supervisor) -----------------------------
+
+
 def start(runtime: Runtime, image: str, *, labels: Mapping[str, str] | None = None) -> str:
     """A fresh container of ``image`` with no network, idle until commands are run in it
     (``exec_in``); its ID. The caller removes it (``remove``), whatever happens."""
-    command = ["run", "--detach", "--network", "none"]
-    for key, value in (labels or {}).items():
-        command += ["--label", f"{key}={value}"]
-    done = _run(runtime, [*command, image, "sleep", "infinity"])
+    done = _run(runtime, run_argv(runtime, image, labels=labels)[1:])
     if done.returncode != 0 or not done.stdout.strip():
         raise ContainerProblem(f"{runtime.name} cannot start a container of {image}: {_hint(_last_line(done.stderr))}")
     return done.stdout.strip()
@@ -111,12 +194,9 @@ def start(runtime: Runtime, image: str, *, labels: Mapping[str, str] | None = No
 def exec_in(runtime: Runtime, container: str, argv: Sequence[str], *, timeout: float, workdir: str | None = None, env: Mapping[str, str] | None = None) -> Exited:
     """Run ``argv`` in the container; past ``timeout`` the runtime's client is killed and the
     result is a timeout (the command itself ends when the container is removed)."""
-    where = ["--workdir", workdir] if workdir else []
-    for key, value in (env or {}).items():
-        where += ["--env", f"{key}={value}"]
     try:
         done = subprocess.run(
-            [runtime.executable, "exec", *where, container, *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout
+            exec_argv(runtime, container, argv, workdir=workdir, env=env), stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout
         )
     except subprocess.TimeoutExpired:
         return Exited(None)
@@ -125,7 +205,7 @@ def exec_in(runtime: Runtime, container: str, argv: Sequence[str], *, timeout: f
 
 def copy_in(runtime: Runtime, container: str, source: Path, target: str) -> None:
     """Copy the directory ``source`` into the container as ``target`` (which must not exist)."""
-    done = _run(runtime, ["cp", str(source), f"{container}:{target}"])
+    done = _run(runtime, cp_argv(runtime, str(source), f"{container}:{target}")[1:])
     if done.returncode != 0:
         raise ContainerProblem(f"{runtime.name} cannot copy {source} into its container: {_last_line(done.stderr)}")
 
@@ -133,13 +213,13 @@ def copy_in(runtime: Runtime, container: str, source: Path, target: str) -> None
 def copy_out(runtime: Runtime, container: str, source: str, target: Path) -> bool:
     """Copy the container's directory ``source`` to ``target`` (which must not exist); False
     when the container holds no such directory."""
-    done = _run(runtime, ["cp", f"{container}:{source}", str(target)])
+    done = _run(runtime, cp_argv(runtime, f"{container}:{source}", str(target))[1:])
     return done.returncode == 0
 
 
 def remove(runtime: Runtime, container: str) -> None:
     """Remove the container and end everything in it."""
-    done = _run(runtime, ["rm", "--force", "--time", "0", container])
+    done = _run(runtime, rm_argv(runtime, container)[1:])
     if done.returncode != 0:
         raise ContainerProblem(f"{runtime.name} cannot remove container {container[:12]}: {_last_line(done.stderr)}")
 

@@ -33,6 +33,40 @@ def cgroup2_mount(mountinfo: str = "/proc/self/mountinfo") -> str | None:
     return None
 
 
+def cgroup_v1_mounts(mountinfo: str = "/proc/self/mountinfo") -> list[str]:
+    """The mount points of the cgroup v1 hierarchies (a hybrid machine has them beside v2)."""
+    try:
+        with open(mountinfo, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        if right.split(" ", 1)[0] == "cgroup":
+            found.append(left.split(" ")[4].replace("\\040", " "))
+    return found
+
+
+def remove_v1_twins(name: str, mounts: list[str] | None = None) -> list[str]:
+    """Remove the directories a container runtime made for the attempt ``name`` in each
+    cgroup v1 hierarchy (``--cgroup-parent`` on a hybrid machine); the ones that would not
+    go (a directory still holding a process refuses rmdir), deepest first."""
+    left = []
+    for mount in cgroup_v1_mounts() if mounts is None else mounts:
+        top = os.path.join(mount, PARENT, name)
+        if not os.path.isdir(top):
+            continue
+        for path, _, _ in sorted(os.walk(top), key=lambda entry: entry[0].count(os.sep), reverse=True):
+            try:
+                os.rmdir(path)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                left.append(path)
+    return left
+
+
 def attempt_cgroup_name(attempt_id: int, campaign_id: int, started_at: dt.datetime) -> str:
     """Stable name from the stored attempt row (read back from the store on both sides)."""
     if started_at.tzinfo is not None:
