@@ -218,8 +218,11 @@ def copy_out(runtime: Runtime, container: str, source: str, target: Path) -> boo
 
 
 def remove(runtime: Runtime, container: str) -> None:
-    """Remove the container and end everything in it."""
+    """Remove the container and end everything in it (once more if the first try fails:
+    after its processes were killed the runtime may still report its state improper)."""
     done = _run(runtime, rm_argv(runtime, container)[1:])
+    if done.returncode != 0:
+        done = _run(runtime, rm_argv(runtime, container)[1:])
     if done.returncode != 0:
         raise ContainerProblem(f"{runtime.name} cannot remove container {container[:12]}: {_last_line(done.stderr)}")
 

@@ -5,7 +5,10 @@ leaves no container. Real podman, the offline base image scripts/test.sh made.""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,7 @@ from campaign.schedule import ScheduledTrial
 from campaign.store import repository
 from campaign.store.migrate import open_store
 from campaign.supervise import Supervisor
+from campaign.supervise.recovery import recover_attempt
 from campaign.supervise.cgroup import PARENT, cgroup_v1_mounts
 from helpers.containers import base_image
 from test_containers import harbor_image_task
@@ -31,6 +35,9 @@ STEPS = 'RUN printf "1 2 3\\n" > /app/numbers.txt\n'
 def image_task(tmp_path_factory):
     runtime, base = base_image()
     task_dir = harbor_image_task(tmp_path_factory.mktemp("image-task"), base, STEPS)
+    # The tag is the context's digest: a context of this run's own, so a neighbour building
+    # the same task (another worker, another run) never removes the image under this one.
+    (task_dir / "environment" / "nonce.txt").write_text(str(task_dir))
     tag = containers.image_tag("sum-in-image", task_dir / "environment")
     image = containers.build_image(runtime, task_dir / "environment", tag, task="sum-in-image")
     yield runtime, image, task_dir
@@ -122,3 +129,74 @@ def test_the_v1_twins_of_an_attempt_are_removed_deepest_first_and_only_its_own(t
     assert remove_v1_twins("attempt-7-abc", [str(m) for m in mounts]) == []
     assert [sorted(p.name for p in (m / PARENT).iterdir()) for m in mounts] == [["attempt-8-def"], ["attempt-8-def"]]
     assert remove_v1_twins("attempt-9-none", [str(m) for m in mounts]) == []
+
+
+# A runner killed while its attempt's container runs: the child below starts the attempt,
+# its container and a long command in it, then SIGKILLs itself.
+KILLED_RUNNER = """
+import os, signal, sys
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from test_lanes_container_run import attempt
+from campaign.containers import Runtime
+from campaign.lanes.container_run import ContainerSession
+from campaign.supervise import Supervisor
+from campaign.supervise.recovery import recover_attempt
+engine, attempt_id, root = attempt(Path({tmp!r}))
+sup = Supervisor(engine, attempt_id, root, confine_members=False)
+sup.__enter__()
+session = ContainerSession.for_attempt(sup, Runtime("podman", {podman!r}), os.environ)
+if not session.start({image!r}):
+    print(session.logs.joinpath("container-01-runtime.err").read_text(), file=sys.stderr)
+    raise SystemExit(3)
+sup.start("client", session_argv := [{podman!r}, "exec", session.name, "sleep", "600"], env=dict(session.env))
+print(attempt_id, session.name, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def killed_runner(tmp_path: Path, image_task) -> tuple[int, str]:
+    runtime, image, _ = image_task
+    script = KILLED_RUNNER.format(tests=str(Path(__file__).parent), tmp=str(tmp_path), podman=runtime.executable, image=image)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert len(done.stdout.split()) == 2, done.stderr
+    attempt_id, name = done.stdout.split()
+    return int(attempt_id), name
+
+
+def test_recovery_after_a_killed_runner_removes_the_container_and_proves_it_gone(tmp_path, image_task):
+    runtime = image_task[0]
+    attempt_id, name = killed_runner(tmp_path, image_task)
+    assert containers.exists(runtime, name) is True  # the runner died; its container did not
+    engine = open_store(str(tmp_path / "store.db"))
+    report = recover_attempt(engine, attempt_id)
+    assert report.cleanup_complete, report.line()
+    assert report.container == name and containers.exists(runtime, name) is False
+    assert repository.get_attempt(engine, attempt_id).cleanup_complete is True
+
+
+def test_a_container_recovery_cannot_show_removed_is_kept_and_named(tmp_path, image_task, monkeypatch):
+    runtime = image_task[0]
+    attempt_id, name = killed_runner(tmp_path, image_task)
+    # A runtime that fails to remove anything (the recorded one is read from the root).
+    shim = tmp_path / "bin" / "podman"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\n[ "$1" = rm ] && exit 125\nexec {runtime.executable} "$@"\n')
+    shim.chmod(0o755)
+    record = Path(repository.get_attempt(open_store(str(tmp_path / "store.db")), attempt_id).private_root) / "container.json"
+    record.write_text(json.dumps({"runtime": str(shim)}))
+    engine = open_store(str(tmp_path / "store.db"))
+    try:
+        report = recover_attempt(engine, attempt_id)
+        assert not report.cleanup_complete and "container_kept" in report.reasons
+        assert f"container {name} kept for inspection" in report.line()
+        assert repository.get_attempt(engine, attempt_id).cleanup_complete is False
+        assert containers.exists(runtime, name) is True
+        # The operator removes it by hand, as the line says: recovery then proves it gone.
+        containers.remove(runtime, name)
+        again = recover_attempt(engine, attempt_id)
+        assert again.cleanup_complete, again.line()
+        assert repository.get_attempt(engine, attempt_id).cleanup_complete is True
+    finally:
+        if containers.exists(runtime, name):
+            containers.remove(runtime, name)

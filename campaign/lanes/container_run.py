@@ -24,7 +24,7 @@ from pathlib import Path
 
 from campaign import containers
 from campaign.containers import Mount, Runtime
-from campaign.supervise import Supervisor
+from campaign.supervise import Supervisor, container_record
 from campaign.supervise.cgroup import cgroup2_mount, remove_v1_twins
 from campaign.supervise.teardown import RunResult
 
@@ -76,6 +76,8 @@ class ContainerSession:
         return self.last_output.read_text(errors="replace") if self.last_output else ""
 
     def start(self, image: str, *, mounts: Sequence[Mount] = (), tmpfs: Sequence[str] = ()) -> bool:
+        # Before the container can exist: a recovery after a killed runner finds it from this.
+        container_record.write(str(self.logs), self.runtime.executable)
         labels = {containers.ATTEMPT_LABEL: self.name}
         argv = containers.run_argv(self.runtime, image, name=self.name, labels=labels, cgroup_parent=self.cgroup_parent, mounts=mounts, tmpfs=tmpfs)
         return self.step("runtime", argv).exit_code == 0

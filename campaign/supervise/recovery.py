@@ -39,7 +39,8 @@ from campaign import testhooks
 from campaign.errors import Interrupted, UsageProblem
 from campaign.store import repository
 from campaign.supervise import pidfd as pidfds
-from campaign.supervise.cgroup import AttemptCgroup, attempt_cgroup_name
+from campaign.supervise import container_record
+from campaign.supervise.cgroup import AttemptCgroup, attempt_cgroup_name, remove_v1_twins
 from campaign.supervise.procfs import default_proc
 
 
@@ -56,6 +57,7 @@ class AttemptRecovery:
     skipped: str | None = None
     private_root: str | None = None
     nothing_started: bool = False  # no ledger row: no process of the attempt ever ran
+    container: str | None = None  # the attempt's container, where its task ran in one
 
     def line(self) -> str:
         head = f"attempt {self.attempt_id}:"
@@ -68,6 +70,8 @@ class AttemptRecovery:
         if self.cleanup_complete:
             return f"{head} cleanup verified ({self.proven} ledger member(s) proven gone, {self.signalled} signalled)"
         kept = f"; private root kept at {self.private_root}" if self.private_root else ""
+        if self.container and "container_kept" in self.reasons:
+            kept += f"; container {self.container} kept for inspection (remove it with podman rm -f {self.container})"
         why = ", ".join(_REASON_TEXT.get(r, r) for r in dict.fromkeys(self.reasons)) or "not proven"
         return f"{head} cleanup_unverified: {self.unverified} of {self.members} ledger member(s) not proven gone; {why}{kept}; later trials stay blocked"
 
@@ -79,6 +83,7 @@ _REASON_TEXT = {
     "unprovable_member": "some members cannot be checked here (other pid namespace or no pidfd)",
     "no_containment_witness": "no cgroup witness: unrecorded descendants cannot be excluded after the supervisor was lost",
     "cgroup_busy": "the attempt's cgroup is still populated",
+    "container_kept": "its container could not be shown removed",
 }
 
 
@@ -227,6 +232,18 @@ def recover_attempt(
             log.append("cgroup empty and removed")
     if attempt.containment != "cgroup2" and not delegated and not report.nothing_started:
         report.reasons.append("no_containment_witness")
+    # 3. The attempt's container, once its processes are proven gone: the runtime still
+    # keeps a container whose conmon was killed; removed, and the runtime asked that it is.
+    runtime = container_record.read_runtime(attempt.private_root)
+    if runtime is not None:
+        cgroup_name = attempt_cgroup_name(attempt.id, attempt.campaign_id, attempt.started_at)
+        report.container = container_record.container_name(cgroup_name)
+        if report.alive or not container_record.remove(runtime, report.container):
+            report.reasons.append("container_kept")
+        else:
+            log.append(f"container {report.container} removed")
+        if remove_v1_twins(cgroup_name):
+            report.reasons.append("cgroup_busy")
 
     if report.alive:
         report.reasons.insert(0, "survivors")
