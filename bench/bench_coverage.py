@@ -11,7 +11,7 @@ standard error of a 95% coverage is printed once.
 
     python bench/bench_coverage.py [--sims 2000] [--tasks 4,8,12,24,50] [--repetitions 2,4] [--summary]
 
-``--summary`` prints one row per size instead (the README's table): the range of
+``--summary`` prints one row per size instead (the table in docs/reports.md): the range of
 coverage over the six populations and effects, and the largest false-positive rate.
 """
 

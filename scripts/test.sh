@@ -70,6 +70,6 @@ unset PYTHONDONTWRITEBYTECODE
 # One pytest worker per core (pytest-xdist). Each test is a unit of work, heaviest
 # files first, except a few files kept whole on one worker (tests/helpers/scheduling.py).
 # Arguments come last and win: `bash scripts/test.sh -n 0 tests/test_x.py` runs one file
-# serially; `-m "not slow"` is the edit-test loop's selection (README).
+# serially; `-m "not slow"` is the edit-test loop's selection (docs/setup.md).
 workers=${CAMPAIGN_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
 "$venv/bin/python" -m pytest -q -n "$workers" "$@"

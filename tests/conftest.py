@@ -24,7 +24,7 @@ collect_ignore = ["suites"]
 # campaigns on the wall clock, and those that run whole campaigns through the command
 # line, the recording proxy, the probe or containers: `slow`, with a few single tests
 # marked where they stand, so the edit-test loop can leave them out (`bash
-# scripts/test.sh -m "not slow"`, about two minutes, in the README with its time). CI
+# scripts/test.sh -m "not slow"`, about two minutes, in docs/setup.md with its time). CI
 # and the README's test command run everything.
 # Heaviest first (seconds in a whole run, from `--junitxml`): run in this order, and
 # before the rest, so the workers end on short tests instead of one waiting on the other.

@@ -11,7 +11,9 @@ import pytest
 from campaign.cli import cli
 from campaign.cli.coding import coding
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+ROOT = Path(__file__).resolve().parents[1]
+# The README and the manual; docs/cli.md is generated from the commands themselves.
+PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "cli.md")]
 
 
 def _commands(group: click.Group, path: list[str]):
@@ -73,16 +75,25 @@ def test_coding_help_keeps_paired_only_where_true():
         assert _option_help(name).startswith("Paired only")
 
 
-# --- README: where `campaign` comes from ------------------------------------------------
+# --- README and docs/: where `campaign` comes from ---------------------------------------
 
 
-def test_readme_says_to_activate_the_venv_before_bare_campaign_commands():
-    blocks = [(m.start(), m.group(1)) for m in re.finditer(r"```[a-z]*\n(.*?)```", README, flags=re.S)]
-    bare = [start for start, body in blocks if re.search(r"(^|\s|\$\()campaign ", body, flags=re.M)]
-    assert bare, "the README shows campaign commands"
-    activation = README.find(". .venv/bin/activate")
-    assert 0 <= activation < bare[0]
-    demo = next(body for _, body in blocks if "/tmp/demo" in body)
+def test_pages_say_to_activate_the_venv_before_bare_campaign_commands():
+    """A page (README.md or docs/, but the generated reference) that shows a bare `campaign`
+    in a command block says first where it comes from; the rest call .venv/bin/campaign."""
+    shown = []
+    for page in PAGES:
+        text = page.read_text()
+        fenced = re.finditer(r"```([a-z]*)\n(.*?)```", text, flags=re.S)
+        blocks = [(m.start(), m.group(2)) for m in fenced if m.group(1) in ("", "sh")]  # commands, not text or toml
+        bare = [start for start, body in blocks if re.search(r"(^|\s|\$\()campaign ", body, flags=re.M)]
+        if bare:
+            shown.append(page.name)
+            activation = text.find(". .venv/bin/activate")
+            assert 0 <= activation < bare[0], f"{page.name} shows a bare campaign command before saying to activate .venv"
+    assert "paired-plans.md" in shown, shown
+    text = (ROOT / "docs" / "paired-plans.md").read_text()
+    demo = next(body for body in re.findall(r"```sh\n(.*?)```", text, flags=re.S) if "/tmp/demo" in body)
     assert demo.splitlines()[0] == ". .venv/bin/activate"
 
 

@@ -4,7 +4,7 @@ Real runner processes against real stores: SQLite held locked by another process
 the runner's busy timeout (the store URL's ``?timeout=`` makes it short), a SQLite
 store on a small tmpfs that runs out of room, and a PostgreSQL server of our own
 stopped mid-campaign. Each time: one ``Error:`` line on stderr that names the store,
-exit 1 (the README's "the engine refused or failed"), no traceback; and once the
+exit 1 ("the engine refused or failed", docs/reliability.md), no traceback; and once the
 store is back, ``--resume`` (and the steps it prints) finishes the campaign.
 """
 
