@@ -19,7 +19,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -27,13 +27,13 @@ from sqlalchemy import Engine
 
 from campaign import benchmark, isolation, testhooks
 from campaign.agents import profiles, seeds
-from campaign.agents.adapters import get_adapter
 from campaign.agents.applied import confirmed_profiles
-from campaign.agents.record import AgentRecord, unknown_record
+from campaign.agents.record import AgentRecord
 from campaign.errors import Interrupted
 from campaign.lanes import bundles, spend_watch
 from campaign.lanes import wire as lanes_wire
 from campaign.lanes.attempt_plan import AttemptOutcome, AttemptPlan, Verdict, attempt_status, config_text_digest
+from campaign.lanes.attempt_state import AttemptRun, Observed, client_record, oracle_args, placeholder_values, tampered, within
 from campaign.lanes.harbor import APP, HarborPaths
 from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
@@ -42,7 +42,7 @@ from campaign.profiler import summary as wire_summary
 from campaign.profiler.capture import Capture
 from campaign.profiler.wire import CATALOG_DIGEST_KEYS
 from campaign.providers import REPLAY
-from campaign.spend import ATTEMPT_EXCEEDED_CEILING, Overrun
+from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.store import repository
 from campaign.store.models import Trial
 from campaign.supervise import Supervisor, TeardownVerdict, critical
@@ -55,73 +55,9 @@ __all__ = ["AttemptOutcome", "AttemptPlan", "classify", "counter_fields", "profi
 
 
 REPLAY_PLACEHOLDER_CREDENTIAL = "replay-placeholder-not-a-credential"
-OFFLINE_AGENT_MODULE = "campaign.agents.offline"
 
 
 NOTHING_SPAWNED = TeardownVerdict(cleanup_complete=True, outcome="clean", containment="pgid-only", survivors=0)
-
-
-def _placeholder_values(plan: AttemptPlan, trial: Trial, root: isolation.PrivateRoot, prompt_file: Path, config_path: Path | None) -> dict[str, str]:
-    provider, _, model_name = plan.model.partition(":")
-    return {
-        "prompt_file": str(prompt_file),
-        "prompt": plan.task.prompt,
-        "cwd": str(root.cwd),
-        "config_path": str(config_path or ""),
-        "model": plan.model,
-        "model_provider": provider,
-        "model_name": model_name,
-        "python": plan.python,
-        "task": plan.task.name,
-        "trial_id": trial.trial_id,
-        "seed": str(plan.seed),
-        "launcher": plan.launcher or "",
-        "proxy_url": "",
-    }
-
-
-@dataclass
-class Observed:
-    """What one attempt has seen so far; whatever is set when it stops is persisted."""
-
-    record: AgentRecord = field(default_factory=lambda: unknown_record(None))
-    gate_ok: bool = True
-    boot_ok: bool = True
-    client_timed_out: bool = False
-    verifier_exit: int | None = None
-    verifier_timed_out: bool = False
-    wall: float | None = None
-    wire_ok: bool = True
-    wire: lanes_wire.WireSession | None = None
-    # The client was stopped early: the wire showed it retrying into a failing provider.
-    gave_out: str | None = None
-    # The client was stopped early: the wire showed it spending past its ceiling.
-    overrun: Overrun | None = None
-    output_ok: bool = True
-    workspace_ok: bool = True
-    # The verifier could not be started (what the supervisor said): the machine's fault.
-    verifier_error: str | None = None
-    # A Harbor verifier's reward file: its verdict, or None when it wrote none.
-    reward: bool | None = None
-
-
-@dataclass
-class _AttemptRun:
-    """One attempt's parts as they come to exist: whatever exists when it stops is finished."""
-
-    engine: Engine
-    trial: Trial
-    plan: AttemptPlan
-    deadline: float
-    timer: Callable[[], float]
-    # The most this attempt may spend (the lane's spend limits), watched while the client runs.
-    ceiling: Decimal | None = None
-    state: Observed = field(default_factory=Observed)
-    attempt_id: int | None = None
-    root: isolation.PrivateRoot | None = None
-    held: PinnedRoot | None = None
-    sup: Supervisor | None = None
-    harbor: HarborPaths | None = None
 
 
 def run_attempt(
@@ -141,7 +77,7 @@ def run_attempt(
     deadline = timer() + plan.timeout_s
     if runtime_deadline is not None:
         deadline = min(deadline, runtime_deadline)
-    run = _AttemptRun(engine, trial, plan, deadline, timer, spend_ceiling_usd)
+    run = AttemptRun(engine, trial, plan, deadline, timer, spend_ceiling_usd)
     stopped_by: BaseException | None = None
     testhooks.reached("admitted")
     try:
@@ -175,7 +111,7 @@ def run_attempt(
                 run.held.close()
 
 
-def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
+def _drive(run: AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     """Everything between containment and the verifier's verdict; it returns early where
     the attempt cannot go on, leaving what it saw in ``run.state`` for ``_finish``."""
     engine, trial, plan, state, deadline, timer = run.engine, run.trial, run.plan, run.state, run.deadline, run.timer
@@ -188,7 +124,7 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
         config_path = root.path / "agent-config.toml"
         config_path.write_text(plan.config_text, encoding="utf-8")
     sdk = dict(plan.profile.sdk_path_vars)
-    values = _placeholder_values(plan, trial, root, prompt_file, config_path)
+    values = placeholder_values(plan, trial, root, prompt_file, config_path)
     if plan.task.harbor:
         # Before any agent code runs; the agent then works in /app, its own root.
         run.harbor = HarborPaths.prepare(held)
@@ -229,7 +165,7 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     try:
         client_io = held.stdio("client")
     except NotOurs as exc:  # the runtime, agent code too, took the name first
-        _tampered(sup, state, f"client capture {exc.reason}")
+        tampered(sup, state, f"client capture {exc.reason}")
         return
     watch = spend_watch.watch(state.wire, plan, run.ceiling, timer) if state.wire is not None else None
     with client_io as io:
@@ -243,7 +179,7 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
             sup.log(f"{watch.overrun.line()} (as the wire saw it while the client ran)")
     state.client_timed_out = result.timed_out
     state.wall = result.wall_seconds
-    record = _client_record(plan, held, sup, state, result.exit_code)
+    record = client_record(plan, held, sup, state, result.exit_code)
     if state.wire is not None:
         record = _with_wire(record, lanes_wire.collect(state.wire), plan, state.wire)
     state.record = record
@@ -253,11 +189,11 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     if result.timed_out or result.stopped or not state.output_ok:
         return
     if not sup.quiesce():
-        _tampered(sup, state, "processes the agent left running could not be stopped before verification")
+        tampered(sup, state, "processes the agent left running could not be stopped before verification")
         return
     changed = held.changed()
     if changed is not None:
-        _tampered(sup, state, f"the root's {changed} is not the directory pinned before the client ran")
+        tampered(sup, state, f"the root's {changed} is not the directory pinned before the client ran")
         return
     try:
         verifier_map = run.harbor.verifier_map(plan.task) if run.harbor is not None else None
@@ -268,7 +204,7 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
         verifier_home = held.fresh_dir("verifier-home")
         verifier_io = held.stdio("verifier")
     except (benchmark.VerifierRefused, NotOurs) as exc:
-        _tampered(sup, state, f"verifier not installed: {getattr(exc, 'reason', exc)}")
+        tampered(sup, state, f"verifier not installed: {getattr(exc, 'reason', exc)}")
         return
     try:
         with verifier_io as io:
@@ -295,21 +231,6 @@ def _drive(run: _AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     testhooks.reached("verifier")
 
 
-def within(remaining: float, own: float | None) -> float:
-    """A step's deadline: its own timeout (a task's ``timeout_sec``) within what is left of
-    the attempt's, which the plan bounds."""
-    return max(min(remaining, own) if own is not None else remaining, 0.001)
-
-
-def oracle_args(plan: AttemptPlan) -> list[str]:
-    """The engine's offline agent solves a suite's task from its reference solution, so it
-    is told where the suite is; no other client is ever given that path (it leads to the
-    hidden verifier)."""
-    if plan.task.suite_root is None or OFFLINE_AGENT_MODULE not in plan.profile.client:
-        return []
-    return ["--task-suite", str(plan.task.suite_root)]
-
-
 def _as_client_reads(env: dict[str, str], plan: AttemptPlan) -> dict[str, str]:
     """The provider's one credential under the name the client reads (the profile's
     ``credential_env_default``): a catalog may keep it as MY_ANTHROPIC_API_KEY, while
@@ -318,19 +239,6 @@ def _as_client_reads(env: dict[str, str], plan: AttemptPlan) -> dict[str, str]:
     if target and len(plan.credential_names) == 1 and plan.credential_names[0] != target:
         env[target] = env.pop(plan.credential_names[0])
     return env
-
-
-def _client_record(plan: AttemptPlan, held: PinnedRoot, sup: Supervisor, state: Observed, exit_code: int | None) -> AgentRecord:
-    """The adapter's record of the client's captures, if they are still the files the
-    engine created; otherwise unparseable_output, and the attempt cannot pass."""
-    adapter = get_adapter(plan.profile.adapter)
-    try:
-        out, err = held.read("client.out"), held.read("client.err")
-    except NotOurs as exc:
-        sup.log(f"client capture refused ({exc.reason}): the output is unreadable")
-        state.output_ok = False
-        return unknown_record("unparseable_output", input_includes_cached=adapter.input_includes_cached)
-    return adapter.parse(out, err, exit_code)
 
 
 # Signals that end a process on request (an operator, a shutdown), never on its own fault.
@@ -345,11 +253,6 @@ def _killed_from_outside(state: Observed) -> str | None:
     if code is None or code >= 0 or state.verifier_timed_out:
         return None
     return next((s.name for s in _ASKED_TO_END if -code == s), None)
-
-
-def _tampered(sup: Supervisor, state: Observed, why: str) -> None:
-    sup.log(f"workspace tampered: {why}; the verifier does not run")
-    state.workspace_ok = False
 
 
 def _with_wire(record: AgentRecord, capture: Capture, plan: AttemptPlan, session: lanes_wire.WireSession) -> AgentRecord:
@@ -388,7 +291,7 @@ def _profiling_finalization(plan: AttemptPlan, state: Observed) -> tuple[bool | 
     return session.capture.flush_complete, session.capture.problem is None
 
 
-def _finish(run: _AttemptRun, attempt_id: int, stopped_by: BaseException | None) -> AttemptOutcome:
+def _finish(run: AttemptRun, attempt_id: int, stopped_by: BaseException | None) -> AttemptOutcome:
     engine, trial, plan, state, root, held, sup = run.engine, run.trial, run.plan, run.state, run.root, run.held, run.sup
     error = None if stopped_by is None or isinstance(stopped_by, Interrupted) else f"{type(stopped_by).__name__}: {stopped_by}"
     if error is not None and sup is not None and sup.entered:
