@@ -98,6 +98,8 @@ TEARDOWN_REASONS = (
     "cgroup_busy",
     "unprovable_member",
     "platform_unverifiable",
+    # Every process proven gone, yet the container runtime still keeps the attempt's container.
+    "container_kept",
 )
 DISPOSAL_REASONS = ("disposed", "finalization_failed", "cleanup_unverified", "root_missing", "root_replaced", "other_filesystem", "mount_point", "unremovable")
 

@@ -10,7 +10,8 @@ from campaign import benchmark
 from campaign.agents.profiles import load_profile
 from campaign.approval import Approval
 from campaign.lanes import campaign_inputs, paired_live, paired_plan, worker
-from campaign.lanes.attempt_plan import AttemptPlan, AttemptSource
+from campaign.containers import Runtime
+from campaign.lanes.attempt_plan import AttemptPlan, AttemptSource, ContainerSpec
 from campaign.lanes.options import CodingOptions
 from campaign.profiler.wire import bound_catalog_format
 from campaign.providers import load_catalog
@@ -45,9 +46,12 @@ def test_every_shared_value_reaches_each_attempt_and_the_variant_picks_its_confi
         profile=load_profile("offline"), model="offline:synthetic", seed=7, timeout_s=12.5, configs={"a": "[a]\n", "b": "[b]\n"},
         credential_names=("X_API_KEY",), provider=provider, wire=None, expected_catalogs={"a": ["1" * 64]}, catalog_format=2,
         launcher="bin/agent", failure_dir=tmp_path, extra_env=(("K", "v"),), python="/usr/bin/python3", probe=True,
+        images={task.name: ContainerSpec(Runtime("podman", "/usr/bin/podman"), "a" * 64)},
     )  # fmt: skip
     plan = source.plan(task, "b")
+    # Each task gets its own image's container (a host task: none).
+    assert plan.container == source.images[task.name] and source.plan(benchmark.all_tasks()[1], "b").container is None
     assert isinstance(plan, AttemptPlan) and plan.task == task and plan.variant == "b" and plan.config_text == "[b]\n"
     for field in dataclasses.fields(AttemptSource):
-        if field.name != "configs":
+        if field.name not in ("configs", "images"):
             assert getattr(plan, field.name) == getattr(source, field.name), field.name

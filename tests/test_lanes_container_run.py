@@ -23,7 +23,7 @@ from campaign.store import repository
 from campaign.store.migrate import open_store
 from campaign.supervise import Supervisor
 from campaign.supervise.recovery import recover_attempt
-from campaign.supervise.cgroup import PARENT, cgroup_v1_mounts
+from campaign.supervise.cgroup import PARENT, attempt_cgroup_name, cgroup_v1_mounts
 from helpers.containers import base_image
 from test_containers import harbor_image_task
 
@@ -44,13 +44,19 @@ def image_task(tmp_path_factory):
     containers.remove_image(runtime, tag)
 
 
-def attempt(tmp_path: Path):
+def trial_row(tmp_path: Path):
+    """A store with one admitted trial of the image task."""
     engine = open_store(str(tmp_path / "store.db"))
     new = repository.NewCampaign(kind="nonpaired", state="running", live=False, agent="offline", seed=0, experiment=experiment.task_check("containers"))
     trial = ScheduledTrial(position=0, pair_id="p", trial_id="p/t", provider="", task="sum-in-image", variant="fixture", repetition=1, pair_order=0)
     campaign_id = repository.create_campaign(engine, new, [trial], model="offline:synthetic", default_provider="offline")
     (row,) = repository.trials_in_order(engine, campaign_id)
     repository.admit_trial(engine, row.id)
+    return engine, row
+
+
+def attempt(tmp_path: Path):
+    engine, row = trial_row(tmp_path)
     where = isolation.new_root_path(str(tmp_path))
     attempt_id = repository.start_attempt(engine, row, private_root=str(where))
     return engine, attempt_id, isolation.create_private_root(path=where)
@@ -200,3 +206,45 @@ def test_a_container_recovery_cannot_show_removed_is_kept_and_named(tmp_path, im
     finally:
         if containers.exists(runtime, name):
             containers.remove(runtime, name)
+
+
+# --- a whole attempt (run_attempt) of an image task -----------------------------------
+
+
+def image_attempt(tmp_path: Path, image_task, *agent_args: str, timeout: float = 120.0):
+    from campaign.agents.profiles import load_profile
+    from campaign.lanes.attempt import AttemptPlan, run_attempt
+    from campaign.lanes.attempt_plan import ContainerSpec
+
+    runtime, image, task_dir = image_task
+    (task,) = load_suite(task_dir.parent).tasks
+    engine, trial = trial_row(tmp_path)
+    plan = AttemptPlan(task=task, profile=load_profile("offline"), model="offline:synthetic", seed=0, timeout_s=timeout,
+                       extra_client_args=tuple(agent_args), tmp_base=tmp_path, container=ContainerSpec(runtime, image))  # fmt: skip
+    return engine, run_attempt(engine, trial, plan)
+
+
+def test_an_attempt_of_an_image_task_runs_in_its_container_and_is_judged_there(tmp_path, image_task):
+    engine, outcome = image_attempt(tmp_path, image_task, "--success-legacy", "1")
+    assert (outcome.outcome, outcome.verified_pass, outcome.verifier.reward) == ("passed", True, True), outcome
+    assert outcome.cleanup_complete and outcome.disposal_complete and outcome.stop_reason is None
+    row = repository.get_attempt(engine, outcome.attempt_id)
+    assert row.cleanup_complete is True and row.teardown_outcome in ("clean", "forced")
+    # Its container, named from the row, is gone, and the private root disposed of.
+    name = containers.attempt_container_name(attempt_cgroup_name(row.id, row.campaign_id, row.started_at))
+    assert containers.exists(image_task[0], name) is False and row.private_root is None
+
+
+def test_an_agent_that_fails_its_image_task_fails_it_in_its_container(tmp_path, image_task):
+    engine, outcome = image_attempt(tmp_path, image_task, "--success-legacy", "0")
+    assert (outcome.outcome, outcome.verified_pass, outcome.verifier.reward) == ("failed", False, False), outcome
+    assert outcome.cleanup_complete
+
+
+def test_a_hung_agent_in_its_container_times_out_and_nothing_is_left(tmp_path, image_task):
+    engine, outcome = image_attempt(tmp_path, image_task, "--mode", "hang", timeout=4.0)
+    assert outcome.outcome == "timeout" and outcome.cleanup_complete, outcome
+    row = repository.get_attempt(engine, outcome.attempt_id)
+    name = containers.attempt_container_name(attempt_cgroup_name(row.id, row.campaign_id, row.started_at))
+    assert containers.exists(image_task[0], name) is False
+    assert outcome.verifier.exit_code is None  # a timed-out client is never judged

@@ -30,7 +30,7 @@ from campaign.agents import profiles, seeds
 from campaign.agents.applied import confirmed_profiles
 from campaign.agents.record import AgentRecord
 from campaign.errors import Interrupted
-from campaign.lanes import bundles, spend_watch
+from campaign.lanes import attempt_container, bundles, spend_watch
 from campaign.lanes import wire as lanes_wire
 from campaign.lanes.attempt_plan import AttemptOutcome, AttemptPlan, Verdict, attempt_status, config_text_digest
 from campaign.lanes.attempt_state import AttemptRun, Observed, client_record, oracle_args, placeholder_values, tampered, within
@@ -93,10 +93,16 @@ def run_attempt(
         with critical():
             run.root = isolation.create_private_root(path=where)
             run.held = held = PinnedRoot(run.root)
-            run.sup = sup = Supervisor(engine, attempt_id, run.root, clock=clock, budget=plan.teardown_budget, python=plan.python)
+            # A container attempt's members run the container runtime, which a confined
+            # member cannot (it must join the runtime's user namespace): the container confines the agent.
+            confine = plan.container is None
+            run.sup = sup = Supervisor(engine, attempt_id, run.root, clock=clock, budget=plan.teardown_budget, python=plan.python, confine_members=confine)
         with sup:
             testhooks.reached("contained")
-            _drive(run, held, sup)
+            if plan.container is not None:
+                attempt_container.drive(run, held, sup)
+            else:
+                _drive(run, held, sup)
     except Exception as exc:  # Interrupted included: the row is written before it propagates
         if run.attempt_id is None:
             raise  # no row was started: nothing to finish
@@ -298,6 +304,11 @@ def _finish(run: AttemptRun, attempt_id: int, stopped_by: BaseException | None) 
         sup.log(f"engine error: {type(stopped_by).__name__}")
     # A supervisor that never entered spawned nothing: there is nothing left to prove.
     verdict = sup.teardown() if sup is not None and sup.entered else NOTHING_SPAWNED
+    if run.container is not None and run.container.gone() is not True:
+        # Every process may be proven gone while the runtime still keeps the container (and
+        # its filesystem): that is no proven cleanup. It is kept for inspection, and named.
+        sup.log(f"container {run.container.name} kept for inspection: the runtime still has it (remove it with podman rm -f {run.container.name})")
+        verdict = replace(verdict, cleanup_complete=False, outcome="unverified", reasons=(*verdict.reasons, "container_kept"))
     testhooks.reached("teardown")
     flush_complete, finalization_ok = _profiling_finalization(plan, state)
     record: AgentRecord = state.record

@@ -13,10 +13,19 @@ from campaign.agents.profile_model import AgentProfile
 from campaign.agents.profiles import confirmation_label, variant_disclosure
 from campaign.agents.record import AgentRecord
 from campaign.benchmark import Task
+from campaign.containers import Runtime
 from campaign.lanes.wire import WireRoute
 from campaign.providers import Provider
 from campaign.supervise.teardown import TeardownBudget
 from campaign.vocabulary import VERDICTS
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    """Where a task that ships an image runs: the runtime, and the image the run bound."""
+
+    runtime: Runtime
+    image: str  # the image's ID
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,8 @@ class AttemptPlan:
     extra_env: tuple[tuple[str, str], ...] = ()
     # The provider's list prices, for the "list-price equivalent, not billed" column.
     provider: Provider | None = None
+    # A task that ships an image: the attempt runs in a fresh container of it.
+    container: ContainerSpec | None = None
 
     @property
     def profiling(self) -> bool:
@@ -87,6 +98,8 @@ class AttemptSource:
     extra_env: tuple[tuple[str, str], ...] = ()
     python: str = sys.executable
     probe: bool = False
+    # {task: where it runs} for the tasks that ship an image (built once per run).
+    images: Mapping[str, ContainerSpec] = field(default_factory=dict)
 
     def plan(self, task: Task, variant: str) -> AttemptPlan:
         return AttemptPlan(
@@ -107,6 +120,7 @@ class AttemptSource:
             failure_dir=self.failure_dir,
             extra_env=self.extra_env,
             provider=self.provider,
+            container=self.images.get(task.name),
         )
 
 

@@ -26,6 +26,7 @@ from campaign import containers
 from campaign.containers import Mount, Runtime
 from campaign.supervise import Supervisor, container_record
 from campaign.supervise.cgroup import cgroup2_mount, remove_v1_twins
+from campaign.supervise.gate import Stdio
 from campaign.supervise.teardown import RunResult
 
 # Each runtime command is quick (0.1-0.4 s measured); these bound a wedged runtime.
@@ -65,11 +66,13 @@ class ContainerSession:
         assert self.sup.cgroup is not None
         return "/" + os.path.relpath(self.sup.cgroup.path, cgroup2_mount() or "/")
 
-    def step(self, role: str, argv: Sequence[str], *, timeout: float = STEP_TIMEOUT_S) -> RunResult:
+    def step(self, role: str, argv: Sequence[str], *, timeout: float = STEP_TIMEOUT_S, stdout: Stdio = None, stderr: Stdio = None) -> RunResult:
+        """One runtime command as a supervised member; its output to a file of its own
+        unless the caller gives where (the client's and the verifier's captures)."""
         self.steps += 1
         out = self.logs / f"container-{self.steps:02d}-{role}"
-        self.last_output = Path(f"{out}.out")
-        return self.sup.run(role, list(argv), timeout=timeout, env=dict(self.env), stdout=str(self.last_output), stderr=f"{out}.err")
+        self.last_output = Path(f"{out}.out") if stdout is None else None
+        return self.sup.run(role, list(argv), timeout=timeout, env=dict(self.env), stdout=f"{out}.out" if stdout is None else stdout, stderr=f"{out}.err" if stderr is None else stderr)
 
     def output(self) -> str:
         """The last step's standard output."""
@@ -82,8 +85,10 @@ class ContainerSession:
         argv = containers.run_argv(self.runtime, image, name=self.name, labels=labels, cgroup_parent=self.cgroup_parent, mounts=mounts, tmpfs=tmpfs)
         return self.step("runtime", argv).exit_code == 0
 
-    def exec(self, role: str, argv: Sequence[str], *, timeout: float, workdir: str | None = None, env: Mapping[str, str] | None = None) -> RunResult:
-        return self.step(role, containers.exec_argv(self.runtime, self.name, argv, workdir=workdir, env=env), timeout=timeout)
+    def exec(
+        self, role: str, argv: Sequence[str], *, timeout: float, workdir: str | None = None, env: Mapping[str, str] | None = None, stdout: Stdio = None, stderr: Stdio = None
+    ) -> RunResult:
+        return self.step(role, containers.exec_argv(self.runtime, self.name, argv, workdir=workdir, env=env), timeout=timeout, stdout=stdout, stderr=stderr)
 
     def quiesce(self) -> bool:
         """End everything the agent left running in the container, proven (the supervisor's
