@@ -46,6 +46,7 @@ SLOW_MODULES = (
     "test_cli_power",
     "test_lanes_image_check",
     "test_lanes_container_run",
+    "test_cli_coding_campaign_images",
     "test_cli_coding_campaign_spend",
     "test_replay_scripts",
     "test_cli_coding_suite",

@@ -87,7 +87,7 @@ def run_attempt(
         where = isolation.new_root_path(plan.tmp_base)
         with critical():
             run.attempt_id = attempt_id = repository.start_attempt(
-                engine, trial, clock, config_digest=config_text_digest(plan.config_text), fixture_digest=benchmark.fixture_digest(plan.task), private_root=str(where)
+                engine, trial, clock, config_digest=config_text_digest(plan.config_text), fixture_digest=plan.fixture_digest, private_root=str(where)
             )
         testhooks.reached("attempt-row")
         with critical():

@@ -12,6 +12,7 @@ from pathlib import Path
 from campaign.agents.profile_model import AgentProfile
 from campaign.agents.profiles import confirmation_label, variant_disclosure
 from campaign.agents.record import AgentRecord
+from campaign import benchmark
 from campaign.benchmark import Task
 from campaign.containers import Runtime
 from campaign.lanes.wire import WireRoute
@@ -26,6 +27,14 @@ class ContainerSpec:
 
     runtime: Runtime
     image: str  # the image's ID
+
+
+def fixture_digest(task: Task, container: ContainerSpec | None) -> str:
+    """What the attempt starts from: the task's fixture, and, for a task that ships an
+    image, that image too (a rebuilt image is a different experiment, as a recompiled
+    artifact is). The experiment records the same digest per task as each attempt row."""
+    own = benchmark.fixture_digest(task)
+    return own if container is None else hashlib.sha256(f"{own}:image:{container.image}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,10 @@ class AttemptPlan:
     @property
     def profiling(self) -> bool:
         return self.wire is not None
+
+    @property
+    def fixture_digest(self) -> str:
+        return fixture_digest(self.task, self.container)
 
     @property
     def expected_disclosure(self) -> str | None:

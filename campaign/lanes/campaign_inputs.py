@@ -25,6 +25,8 @@ from campaign.errors import UnreadableValue, UsageProblem
 from campaign.experiment import CampaignExperiment, ProviderBinding, Variant
 from campaign.experiment import parse as parse_experiment
 from campaign.lanes import options as opt
+from campaign.lanes import task_images
+from campaign.lanes.attempt_plan import ContainerSpec
 from campaign.lanes.probe import Probed, probe_catalogs
 from campaign.lanes.probe import variant_configs as probe_configs
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, bound_catalog_format, recorded_catalog_format
@@ -69,6 +71,8 @@ class CampaignInputs:
     rehearsal: bool = False
     # Where the tasks come from (--task-suite), and which of them were never checked.
     selection: opt.Selection | None = None
+    # {task: its runtime and image} for the tasks that ship one (lanes.task_images).
+    images: Mapping[str, ContainerSpec] = dataclasses.field(default_factory=dict)
 
     def task(self, name: str) -> benchmark.Task:
         return next(t for t in self.tasks if t.name == name)
@@ -166,7 +170,7 @@ def validate(
     skips measuring the catalogs."""
     catalog = load_catalog(catalog_path)
     providers = with_model(resolve_providers(opts.providers, catalog), opts.model)
-    selection = opt.select_tasks(opts)
+    selection = opt.select_tasks(opts, images=True)
     tasks = selection.tasks
     output_dir = Path(opts.output_dir).expanduser().absolute()  # type: ignore[arg-type]
     if output_dir.exists() and not output_dir.is_dir():
@@ -198,6 +202,8 @@ def validate(
     base = load_base_config(Path(opts.config).expanduser()) if opts.config else parse_base_config(b"", "the empty base config")
     configs = variant_configs(base, variants, list(profiles.values()))
     probed = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], tasks[0], stored, probe, variants) for p in providers}
+    # Built only where trials may run: a dry run finds what was built before, builds nothing.
+    images = task_images.prepare(tasks, list(profiles.values()), opts.container_runtime, build=probe)
     if opts.live or opts.rehearse:
         missing = [p.credential_env for p in providers if p.credential_env and not environ.get(p.credential_env)]
         if missing:
@@ -224,6 +230,7 @@ def validate(
         wire_fingerprints={name: p.fingerprints for name, p in probed.items()},
         rehearsal=opts.rehearse,
         selection=selection,
+        images=images,
     )
 
 
@@ -245,7 +252,7 @@ def campaign_experiment(inputs: CampaignInputs) -> CampaignExperiment:
         seed=inputs.seed,
         timeout=inputs.timeout,
         config_digest=inputs.base_config.digest,
-        fixture_digests={t.name: benchmark.fixture_digest(t) for t in inputs.tasks},
+        fixture_digests=task_images.digests(inputs.tasks, inputs.images),
         control_plane_port=inputs.control_plane_port,
         rehearsal=inputs.rehearsal,
         task_suite=inputs.selection.identity() if inputs.selection else None,

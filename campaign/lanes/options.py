@@ -98,6 +98,8 @@ class CodingOptions:
     attempt_ceiling_usd: str | None = None
     parallel_providers: int | None = None
     rehearse: bool = False
+    # The runtime for tasks that ship an image (campaign.containers: podman, else docker).
+    container_runtime: str | None = None
     # Forecast from a pilot before paying (campaign.lanes.preflight): plan-only paired, or --campaign.
     pilot: int | None = None
     pilot_db: str | None = None
@@ -165,6 +167,7 @@ CAMPAIGN_ONLY = (
     ("--attempt-ceiling-usd", "attempt_ceiling_usd"),
     ("--parallel-providers", "parallel_providers"),
     ("--rehearse", "rehearse"),
+    ("--container-runtime", "container_runtime"),
 )
 # Options the campaign mode replaces (--live replaces the plan gate; the store and
 # reports live in --output-dir; each provider brings its own model).
@@ -314,13 +317,16 @@ class Selection:
         )
 
 
-def select_tasks(opts: CodingOptions) -> Selection:
+def select_tasks(opts: CodingOptions, *, images: bool = False) -> Selection:
     """``--task-suite`` and ``--tasks``, read and checked: a task no attempt can run here (a
-    Harbor environment that needs an image, or paths that need CAP_SYS_ADMIN) is refused."""
+    Harbor environment that needs an image, or paths that need CAP_SYS_ADMIN) is refused.
+    ``images``: the lane runs a task that ships a buildable image in a container of it."""
     suite = benchmark.suite_of(opts.task_suite)
     tasks = suite.resolve(opts.tasks)
     can_map = confine.can_map_roots()
     for task in tasks:
+        if images and (task.image_context is not None or task.image_ref is not None):
+            continue  # its own container, not this machine's paths (lanes.task_images)
         found = benchmark.unrunnable(task, can_map)
         if found is not None:
             raise UsageProblem(f"task {task.name} cannot run here: {found[0]} ({found[1]}); leave it out with --tasks", option="--task-suite")

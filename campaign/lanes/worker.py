@@ -57,6 +57,7 @@ def source_for(inputs: CampaignInputs, provider_name: str) -> AttemptSource:
         expected_catalogs=inputs.wire_catalogs.get(provider.name),
         catalog_format=inputs.wire_catalog_formats.get(provider.name, 1),
         extra_env=(("CAMPAIGN_CONTROL_PLANE_PORT", str(inputs.control_plane_port)),) if inputs.control_plane_port else (),
+        images=inputs.images,
     )
 
 

@@ -1,0 +1,67 @@
+"""The images a run's tasks ship, ready before its first trial, bound to its experiment.
+
+A task whose environment is an image (a Harbor ``environment/Dockerfile`` that does more
+than copy files, or a prebuilt ``docker_image``) runs each attempt in a fresh container
+of it (``attempt_container``). Its image is built once, with the machine's runtime and no
+network, tagged by the digest of its build context; a tag already in the runtime's store
+is used as it is, never rebuilt behind the experiment's back (a resume, a worker, finds
+the image the campaign ran). The image's ID is part of the task's fixture digest in the
+experiment and in every attempt row, so a rebuilt image is a different experiment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from campaign import containers
+from campaign.agents.profile_model import AgentProfile, uses_wire
+from campaign.benchmark import Task
+from campaign.errors import UsageProblem
+from campaign.lanes.attempt_plan import ContainerSpec, fixture_digest
+
+
+def needs_image(task: Task) -> bool:
+    return task.image_context is not None or task.image_ref is not None
+
+
+def prepare(tasks: Sequence[Task], profiles: Sequence[AgentProfile], choice: str | None = None, *, build: bool = True) -> dict[str, ContainerSpec]:
+    """{task: its runtime and image} for the tasks that ship one (none: no runtime needed).
+    ``build=False`` (a dry run) only finds images built before, and leaves the others out.
+    One line, before any trial, for what cannot be: an agent that needs the recording
+    proxy (a container reaches nothing), no runtime, a build that fails, a prebuilt image
+    not on this machine (nothing is pulled)."""
+    shipping = [t for t in tasks if needs_image(t)]
+    if not shipping:
+        return {}
+    wired = sorted({p.name for p in profiles if uses_wire(p)})
+    if wired:
+        raise UsageProblem(
+            f"task {shipping[0].name} runs in its own container, which reaches no network, and the {wired[0]} agent talks to its model through "
+            "the recording proxy: run the image tasks with an agent that needs no proxy (the offline agent), or leave them out with --tasks",
+            option="--agent",
+        )
+    runtime = containers.find_runtime(choice)
+    found = {task.name: _image(runtime, task, build) for task in shipping}
+    return {name: ContainerSpec(runtime, image) for name, image in found.items() if image is not None}
+
+
+def _image(runtime: containers.Runtime, task: Task, build: bool) -> str | None:
+    try:
+        if task.image_ref is not None:
+            return containers.image_id(runtime, task.image_ref)
+        assert task.image_context is not None
+        tag = containers.image_tag(task.name, task.image_context)
+        try:
+            return containers.image_id(runtime, tag)  # built before: used as it is
+        except containers.ContainerProblem:
+            if not build:
+                return None
+            return containers.build_image(runtime, task.image_context, tag, task=task.name)
+    except containers.ContainerProblem as exc:
+        where = f"task.toml names {task.image_ref}, which is not on this machine (nothing is pulled)" if task.image_ref is not None else str(exc)
+        raise UsageProblem(where if where.startswith("task ") else f"task {task.name}: {where}", option="--task-suite") from None
+
+
+def digests(tasks: Sequence[Task], images: Mapping[str, ContainerSpec]) -> dict[str, str]:
+    """Each task's fixture digest as the experiment records it (its image's ID in it)."""
+    return {t.name: fixture_digest(t, images.get(t.name)) for t in tasks}

@@ -1,0 +1,77 @@
+"""`campaign coding --campaign` over a Harbor suite whose tasks ship an image: each image
+built once and bound to the experiment, each attempt in a fresh container of it, every
+verdict the task's own verifier's, cleanup proven, nothing of the runtime left behind.
+Real podman and the offline base image scripts/test.sh made."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from campaign import benchmark, containers
+from campaign.supervise.cgroup import attempt_cgroup_name
+from helpers.containers import base_image
+from test_containers import harbor_image_task
+from workspace import run
+
+STEPS = 'RUN printf "1 2 3\\n" > /app/numbers.txt\n'
+
+
+@pytest.fixture
+def image_suite(tmp_path) -> tuple[containers.Runtime, Path]:
+    runtime, base = base_image()
+    first = harbor_image_task(tmp_path, base, STEPS)
+    second = first.parent / "sum-again"
+    shutil.copytree(first, second)
+    for task in (first, second):  # contexts of this test's own: a neighbour never shares their tags
+        (task / "environment" / "nonce.txt").write_text(str(task))
+    yield runtime, first.parent
+    for task in benchmark.load_suite(first.parent).tasks:
+        tag = containers.image_tag(task.name, task.image_context)
+        if containers.exists(runtime, tag) is not None:
+            try:
+                containers.remove_image(runtime, tag)
+            except containers.ContainerProblem:
+                pass
+
+
+def rows(out: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(out / "campaign.db") as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_a_campaign_runs_each_image_task_in_its_own_container(tmp_path, image_suite):
+    runtime, suite = image_suite
+    out = tmp_path / "out"
+    args = ["coding", "--campaign", "--providers", "offline", "--task-suite", str(suite), "--repetitions", "2", "--live", "--output-dir", str(out)]
+    done = run(args)
+    assert done.exit_code == 0, done.output
+    attempts = rows(out, "SELECT t.task, a.outcome, a.cleanup_complete, a.fixture_digest FROM attempts a JOIN trials t ON t.id = a.trial_pk")
+    assert len(attempts) == 8 and {o for _, o, _, _ in attempts} <= {"passed", "failed"} and all(c == 1 for _, _, c, _ in attempts), attempts
+    assert "passed" in {o for _, o, _, _ in attempts}  # the offline agent solves some, judged inside
+    # The image is part of what each attempt started from: its ID is in the fixture digest.
+    experiment = json.loads(rows(out, "SELECT experiment_json FROM campaigns")[0][0])
+    tasks = {t.name: t for t in benchmark.load_suite(suite).tasks}
+    for name, digest in experiment["fixture_digests"].items():
+        assert digest != benchmark.fixture_digest(tasks[name])
+        assert {f for t, _, _, f in attempts if t == name} == {digest}
+    # No attempt's container is left (each named from its row, as recovery would find it).
+    for attempt_id, campaign_id, started_at in rows(out, "SELECT id, campaign_id, started_at FROM attempts"):
+        name = containers.attempt_container_name(attempt_cgroup_name(attempt_id, campaign_id, dt.datetime.fromisoformat(started_at)))
+        assert containers.exists(runtime, name) is False, name
+    # Resumed: the images the campaign ran are found, not rebuilt: the same experiment.
+    again = run(args + ["--resume"])
+    assert again.exit_code == 0, again.output
+    assert len(rows(out, "SELECT id FROM attempts")) == 8
+
+
+def test_an_image_task_with_an_agent_that_needs_the_proxy_is_refused_before_anything_runs(tmp_path, image_suite):
+    out = tmp_path / "out"
+    refused = run(["coding", "--campaign", "--providers", "offline", "--agent", "offline-wire", "--task-suite", str(image_suite[1]), "--live", "--output-dir", str(out)])
+    assert refused.exit_code == 2 and "Error: --agent: task " in refused.output and "recording proxy" in refused.output, refused.output
+    assert not out.exists()
