@@ -18,6 +18,7 @@ from campaign import containers, experiment, isolation
 from campaign.benchmark import load_suite, read_reward
 from campaign.containers import Mount
 from campaign.lanes.container_run import ContainerSession, cli_env
+from campaign.lanes.continuation import Blocker, kept_container
 from campaign.schedule import ScheduledTrial
 from campaign.store import repository
 from campaign.store.migrate import open_store
@@ -198,8 +199,14 @@ def test_a_container_recovery_cannot_show_removed_is_kept_and_named(tmp_path, im
         assert f"container {name} kept for inspection" in report.line()
         assert repository.get_attempt(engine, attempt_id).cleanup_complete is False
         assert containers.exists(runtime, name) is True
+        # A campaign blocked by it names the container beside the kept root, and how to remove it.
+        row = repository.get_attempt(engine, attempt_id)
+        assert kept_container(row) == name
+        blocker = Blocker(attempt_id, ("cleanup_unverified",), ("cleanup unverified",), False, row.private_root, kept_container(row))
+        assert f"kept container {name}: inspect it (podman inspect {name}), then remove it (podman rm -f {name})" in blocker.kept_line()
         # The operator removes it by hand, as the line says: recovery then proves it gone.
         containers.remove(runtime, name)
+        assert kept_container(row) is None
         again = recover_attempt(engine, attempt_id)
         assert again.cleanup_complete, again.line()
         assert repository.get_attempt(engine, attempt_id).cleanup_complete is True

@@ -37,6 +37,7 @@ from typing import TextIO
 from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 
+from campaign import containers
 from campaign.errors import CampaignError, ConflictError
 from campaign.lanes import holders
 from campaign.lanes.campaign_inputs import CampaignInputs
@@ -45,7 +46,8 @@ from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.store import leases, repository
 from campaign.store.limits import SpendLimits
 from campaign.store.engine import describe
-from campaign.supervise import critical
+from campaign.supervise import container_record, critical
+from campaign.supervise.cgroup import attempt_cgroup_name
 from campaign.supervise.procfs import ProcFS
 
 # A blocking fact -> (the stop reason it records, words), most serious first.
@@ -63,15 +65,30 @@ class Blocker:
     words: tuple[str, ...]
     proven_gone: bool
     private_root: str | None  # only while the directory is there: a root that is gone is not kept
+    # The attempt's container, while its runtime still keeps it (a task that ships an image).
+    container: str | None = None
 
     def line(self) -> str:
         proof = "processes proven gone" if self.proven_gone else "processes NOT proven gone"
         return f"attempt {self.attempt_id}: {', '.join(self.words)}; {proof}"
 
     def kept_line(self) -> str | None:
-        if not self.private_root:
-            return None
-        return f"  attempt {self.attempt_id} kept {self.private_root}: inspect it (ls -la), then remove it (rm -rf) once you no longer need it: a client killed there may have left its credential in it"
+        lines = []
+        if self.private_root:
+            lines.append(f"  attempt {self.attempt_id} kept {self.private_root}: inspect it (ls -la), then remove it (rm -rf) once you no longer need it: a client killed there may have left its credential in it")
+        if self.container:
+            lines.append(f"  attempt {self.attempt_id} kept container {self.container}: inspect it (podman inspect {self.container}), then remove it (podman rm -f {self.container})")
+        return "\n".join(lines) or None
+
+
+def kept_container(attempt) -> str | None:
+    """The attempt's container, if its runtime still keeps it (None: it ran in none, or it
+    is gone). Named from the row, as recovery names it; the root only says which runtime."""
+    runtime = container_record.read_runtime(attempt.private_root)
+    if runtime is None:
+        return None
+    name = container_record.container_name(attempt_cgroup_name(attempt.id, attempt.campaign_id, attempt.started_at))
+    return None if containers.exists(containers.Runtime(os.path.basename(runtime), runtime), name) is False else name
 
 
 def kept(path: str | None) -> str | None:
@@ -88,7 +105,7 @@ def blockers(engine: Engine, campaign_id: int) -> list[Blocker]:
             continue  # orphans are recovered first, then judged
         facts = [(reason, words) for reason, words, bad in BLOCKING if bad(a)]
         if facts:
-            found.append(Blocker(a.id, tuple(r for r, _ in facts), tuple(w for _, w in facts), a.cleanup_complete is True, kept(a.private_root)))
+            found.append(Blocker(a.id, tuple(r for r, _ in facts), tuple(w for _, w in facts), a.cleanup_complete is True, kept(a.private_root), kept_container(a)))
     return found
 
 
