@@ -8,7 +8,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import signal
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ import pytest
 from campaign import benchmark, containers
 from campaign.supervise.cgroup import attempt_cgroup_name
 from helpers.containers import base_image
+from helpers.literal import Disruption, experiment_problems, operator_in
 from test_containers import harbor_image_task
 from workspace import run
 
@@ -32,12 +35,10 @@ def image_suite(tmp_path) -> tuple[containers.Runtime, Path]:
         (task / "environment" / "nonce.txt").write_text(str(task))
     yield runtime, first.parent
     for task in benchmark.load_suite(first.parent).tasks:
-        tag = containers.image_tag(task.name, task.image_context)
-        if containers.exists(runtime, tag) is not None:
-            try:
-                containers.remove_image(runtime, tag)
-            except containers.ContainerProblem:
-                pass
+        try:
+            containers.remove_image(runtime, containers.image_tag(task.name, task.image_context))
+        except containers.ContainerProblem:
+            pass  # never built (a test refused before any build)
 
 
 def rows(out: Path, sql: str) -> list[tuple]:
@@ -75,3 +76,26 @@ def test_an_image_task_with_an_agent_that_needs_the_proxy_is_refused_before_anyt
     refused = run(["coding", "--campaign", "--providers", "offline", "--agent", "offline-wire", "--task-suite", str(image_suite[1]), "--live", "--output-dir", str(out)])
     assert refused.exit_code == 2 and "Error: --agent: task " in refused.output and "recording proxy" in refused.output, refused.output
     assert not out.exists()
+
+
+def campaign_of(suite: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "campaign", "coding", "--campaign", "--providers", "offline", "--task-suite", str(suite),
+            "--repetitions", "1", "--live", "--resume", "--output-dir", str(out)]  # fmt: skip
+
+
+@pytest.mark.parametrize("at", ["client:2", "verifier:2"])
+def test_a_runner_killed_while_its_container_runs_leaves_no_dead_end_and_no_container(tmp_path, image_suite, at):
+    # Killed with the second attempt's container up (after its client, after its verifier):
+    # the operator follows the printed lines; recovery removes the container, proven.
+    runtime, suite = image_suite
+    straight = operator_in(tmp_path / "straight").run(campaign_of(suite, tmp_path / "straight" / "out"))
+    assert straight.finished, straight.output
+    op = operator_in(tmp_path / "killed")
+    out = tmp_path / "killed" / "out"
+    op.follow(campaign_of(suite, out), [Disruption(at=at)])
+    assert op.runs[0].returncode == -signal.SIGKILL, op.story()
+    report = json.loads((tmp_path / "straight" / "out" / "report.json").read_text())
+    assert experiment_problems(op, out, tmp_path / "killed" / "runner-tmp", report, trials=4) == [], op.story()
+    for attempt_id, campaign_id, started_at in rows(out, "SELECT id, campaign_id, started_at FROM attempts"):
+        name = containers.attempt_container_name(attempt_cgroup_name(attempt_id, campaign_id, dt.datetime.fromisoformat(started_at)))
+        assert containers.exists(runtime, name) is False, (name, op.story())

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from campaign import containers
+from campaign import containers, testhooks
 from campaign.agents import profiles
 from campaign.containers import Mount
 from campaign.lanes.attempt_plan import AttemptPlan
@@ -81,6 +81,7 @@ def _run_inside(run: AttemptRun, held: PinnedRoot, sup: Supervisor, session: Con
     state.record = client_record(plan, held, sup, state, result.exit_code)
     with critical():
         repository.update_attempt(engine, run.attempt_id, wall_seconds=result.wall_seconds, **counter_fields(state.record))
+    testhooks.reached("client")  # the kill windows of a host attempt, here with the container up
     if result.timed_out or not state.output_ok:
         return
     if not session.quiesce():
@@ -100,6 +101,7 @@ def _verify(run: AttemptRun, held: PinnedRoot, session: ContainerSession) -> Non
             "verifier", list(task.verifier.argv), timeout=within(deadline - timer(), task.verifier.timeout_sec), workdir=APP, env=dict(task.verifier.env), stdout=io.out, stderr=io.err
         )
     state.verifier_exit, state.verifier_timed_out = verdict.exit_code, verdict.timed_out
+    testhooks.reached("verifier")
     if verdict.timed_out:
         return
     logs = held.root.path / "verifier-logs"
