@@ -201,8 +201,8 @@ def test_a_container_recovery_cannot_show_removed_is_kept_and_named(tmp_path, im
         assert containers.exists(runtime, name) is True
         # A campaign blocked by it names the container beside the kept root, and how to remove it.
         row = repository.get_attempt(engine, attempt_id)
-        assert kept_container(row) == name
-        blocker = Blocker(attempt_id, ("cleanup_unverified",), ("cleanup unverified",), False, row.private_root, kept_container(row))
+        assert kept_container(row) == (name, "podman")
+        blocker = Blocker(attempt_id, ("cleanup_unverified",), ("cleanup unverified",), False, row.private_root, *kept_container(row))
         assert f"kept container {name}: inspect it (podman inspect {name}), then remove it (podman rm -f {name})" in blocker.kept_line()
         # The operator removes it by hand, as the line says: recovery then proves it gone.
         containers.remove(runtime, name)

@@ -307,7 +307,7 @@ def _finish(run: AttemptRun, attempt_id: int, stopped_by: BaseException | None) 
     if run.container is not None and run.container.gone() is not True:
         # Every process may be proven gone while the runtime still keeps the container (and
         # its filesystem): that is no proven cleanup. It is kept for inspection, and named.
-        sup.log(f"container {run.container.name} kept for inspection: the runtime still has it (remove it with podman rm -f {run.container.name})")
+        sup.log(f"container {run.container.name} kept for inspection: the runtime still has it (remove it with {run.container.runtime.name} rm -f {run.container.name})")
         verdict = replace(verdict, cleanup_complete=False, outcome="unverified", reasons=(*verdict.reasons, "container_kept"))
     testhooks.reached("teardown")
     flush_complete, finalization_ok = _profiling_finalization(plan, state)

@@ -65,8 +65,10 @@ class Blocker:
     words: tuple[str, ...]
     proven_gone: bool
     private_root: str | None  # only while the directory is there: a root that is gone is not kept
-    # The attempt's container, while its runtime still keeps it (a task that ships an image).
+    # The attempt's container, while its runtime still keeps it (a task that ships an image),
+    # and that runtime's command (podman or docker).
     container: str | None = None
+    runtime: str = "podman"
 
     def line(self) -> str:
         proof = "processes proven gone" if self.proven_gone else "processes NOT proven gone"
@@ -77,18 +79,20 @@ class Blocker:
         if self.private_root:
             lines.append(f"  attempt {self.attempt_id} kept {self.private_root}: inspect it (ls -la), then remove it (rm -rf) once you no longer need it: a client killed there may have left its credential in it")
         if self.container:
-            lines.append(f"  attempt {self.attempt_id} kept container {self.container}: inspect it (podman inspect {self.container}), then remove it (podman rm -f {self.container})")
+            lines.append(f"  attempt {self.attempt_id} kept container {self.container}: inspect it ({self.runtime} inspect {self.container}), then remove it ({self.runtime} rm -f {self.container})")
         return "\n".join(lines) or None
 
 
-def kept_container(attempt) -> str | None:
-    """The attempt's container, if its runtime still keeps it (None: it ran in none, or it
-    is gone). Named from the row, as recovery names it; the root only says which runtime."""
+def kept_container(attempt) -> tuple[str, str] | None:
+    """(the attempt's container, its runtime's command), if the runtime still keeps it
+    (None: it ran in none, or it is gone). Named from the row, as recovery names it; the
+    root only says which runtime."""
     runtime = container_record.read_runtime(attempt.private_root)
     if runtime is None:
         return None
     name = container_record.container_name(attempt_cgroup_name(attempt.id, attempt.campaign_id, attempt.started_at))
-    return None if containers.exists(containers.Runtime(os.path.basename(runtime), runtime), name) is False else name
+    command = os.path.basename(runtime)
+    return None if containers.exists(containers.Runtime(command, runtime), name) is False else (name, command)
 
 
 def kept(path: str | None) -> str | None:
@@ -105,7 +109,8 @@ def blockers(engine: Engine, campaign_id: int) -> list[Blocker]:
             continue  # orphans are recovered first, then judged
         facts = [(reason, words) for reason, words, bad in BLOCKING if bad(a)]
         if facts:
-            found.append(Blocker(a.id, tuple(r for r, _ in facts), tuple(w for _, w in facts), a.cleanup_complete is True, kept(a.private_root), kept_container(a)))
+            container, runtime = kept_container(a) or (None, "podman")
+            found.append(Blocker(a.id, tuple(r for r, _ in facts), tuple(w for _, w in facts), a.cleanup_complete is True, kept(a.private_root), container, runtime))
     return found
 
 

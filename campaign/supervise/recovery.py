@@ -58,6 +58,7 @@ class AttemptRecovery:
     private_root: str | None = None
     nothing_started: bool = False  # no ledger row: no process of the attempt ever ran
     container: str | None = None  # the attempt's container, where its task ran in one
+    runtime: str | None = None  # ... and the runtime's command that started it
 
     def line(self) -> str:
         head = f"attempt {self.attempt_id}:"
@@ -71,7 +72,7 @@ class AttemptRecovery:
             return f"{head} cleanup verified ({self.proven} ledger member(s) proven gone, {self.signalled} signalled)"
         kept = f"; private root kept at {self.private_root}" if self.private_root else ""
         if self.container and "container_kept" in self.reasons:
-            kept += f"; container {self.container} kept for inspection (remove it with podman rm -f {self.container})"
+            kept += f"; container {self.container} kept for inspection (remove it with {self.runtime or 'podman'} rm -f {self.container})"
         why = ", ".join(_REASON_TEXT.get(r, r) for r in dict.fromkeys(self.reasons)) or "not proven"
         return f"{head} cleanup_unverified: {self.unverified} of {self.members} ledger member(s) not proven gone; {why}{kept}; later trials stay blocked"
 
@@ -237,7 +238,7 @@ def recover_attempt(
     runtime = container_record.read_runtime(attempt.private_root)
     if runtime is not None:
         cgroup_name = attempt_cgroup_name(attempt.id, attempt.campaign_id, attempt.started_at)
-        report.container = container_record.container_name(cgroup_name)
+        report.container, report.runtime = container_record.container_name(cgroup_name), os.path.basename(runtime)
         if report.alive or not container_record.remove(runtime, report.container):
             report.reasons.append("container_kept")
         else:
