@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_cli_coding_paired_variants import agent
 from test_cli_power import pilot_store
 from workspace import refused, run
 
@@ -99,8 +100,6 @@ def test_a_provider_the_pilot_never_ran_has_no_spend_forecast(tmp_path, tokenize
 
 def test_the_forecast_counts_every_variant_the_run_schedules(ws, pilot, tokenizer_cache, monkeypatch):
     # Three variants: three trials per pair, and intervals at the family's level.
-    from test_cli_coding_paired_variants import agent
-
     monkeypatch.setenv("CAMPAIGN_TOKENIZER_CACHE", str(tokenizer_cache))
     args = ws.args("--agent", str(agent(ws)), "--variants", "plain,terse,think", "--model", "replay:scripted", "--repetitions", "8", "--pilot", "1", "--pilot-db", pilot, tasks=TASKS)
     result = run(args)

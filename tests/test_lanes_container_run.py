@@ -17,6 +17,9 @@ import campaign
 from campaign import containers, experiment, isolation
 from campaign.benchmark import load_suite, read_reward
 from campaign.containers import Mount
+from campaign.agents.profiles import load_profile
+from campaign.lanes.attempt import AttemptPlan, run_attempt
+from campaign.lanes.attempt_plan import ContainerSpec
 from campaign.lanes.container_run import ContainerSession, cli_env
 from campaign.lanes.continuation import Blocker, kept_container
 from campaign.schedule import ScheduledTrial
@@ -24,7 +27,7 @@ from campaign.store import repository
 from campaign.store.migrate import open_store
 from campaign.supervise import Supervisor
 from campaign.supervise.recovery import recover_attempt
-from campaign.supervise.cgroup import PARENT, attempt_cgroup_name, cgroup_v1_mounts
+from campaign.supervise.cgroup import PARENT, attempt_cgroup_name, cgroup_v1_mounts, remove_v1_twins
 from helpers.containers import base_image
 from test_containers import harbor_image_task
 
@@ -127,8 +130,6 @@ def test_the_runtime_client_gets_its_configuration_and_no_credential():
 
 
 def test_the_v1_twins_of_an_attempt_are_removed_deepest_first_and_only_its_own(tmp_path):
-    from campaign.supervise.cgroup import remove_v1_twins
-
     mounts = [tmp_path / "pids", tmp_path / "memory"]
     for mount in mounts:
         (mount / PARENT / "attempt-7-abc" / "conmon").mkdir(parents=True)
@@ -219,10 +220,6 @@ def test_a_container_recovery_cannot_show_removed_is_kept_and_named(tmp_path, im
 
 
 def image_attempt(tmp_path: Path, image_task, *agent_args: str, timeout: float = 120.0):
-    from campaign.agents.profiles import load_profile
-    from campaign.lanes.attempt import AttemptPlan, run_attempt
-    from campaign.lanes.attempt_plan import ContainerSpec
-
     runtime, image, task_dir = image_task
     (task,) = load_suite(task_dir.parent).tasks
     engine, trial = trial_row(tmp_path)

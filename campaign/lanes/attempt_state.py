@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
@@ -16,15 +15,13 @@ from campaign.agents.adapters import get_adapter
 from campaign.agents.record import AgentRecord, unknown_record
 from campaign.lanes import wire as lanes_wire
 from campaign.lanes.attempt_plan import AttemptPlan
+from campaign.lanes.container_run import ContainerSession
 from campaign.lanes.harbor import HarborPaths
 from campaign.lanes.pinned_root import PinnedRoot
 from campaign.spend import Overrun
 from campaign.store.models import Trial
 from campaign.supervise import Supervisor
 from campaign.supervise.pinned import NotOurs
-
-if TYPE_CHECKING:
-    from campaign.lanes.container_run import ContainerSession
 
 OFFLINE_AGENT_MODULE = "campaign.agents.offline"
 
