@@ -173,9 +173,23 @@ def rm_argv(runtime: Runtime, container: str) -> list[str]:
     return [runtime.executable, "rm", "--force", "--time", "0", container]
 
 
+def exists_argv(runtime: Runtime, container: str) -> list[str]:
+    """Exits 0 while the runtime has the container, 1 once it has not."""
+    return [runtime.executable, "container", "exists", container]
+
+
+# What the runtime's own client needs of the caller's environment.
+_CLI_ENV = ("PATH", "LANG", "CONTAINERS_CONF", "XDG_RUNTIME_DIR")
+
+
+def cli_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The runtime client's environment: its configuration, never a credential."""
+    return {key: environ[key] for key in _CLI_ENV if key in environ}
+
+
 def exists(runtime: Runtime, container: str) -> bool | None:
     """Whether the runtime still has the container; None when it cannot say."""
-    done = _run(runtime, ["container", "exists", container])
+    done = _run(runtime, exists_argv(runtime, container)[1:])
     return {0: True, 1: False}.get(done.returncode)
 
 

@@ -16,11 +16,11 @@ import pytest
 import campaign
 from campaign import containers, experiment, isolation
 from campaign.benchmark import load_suite, read_reward
-from campaign.containers import Mount
+from campaign.containers import Mount, cli_env
 from campaign.agents.profiles import load_profile
 from campaign.lanes.attempt import AttemptPlan, run_attempt
 from campaign.lanes.attempt_plan import ContainerSpec
-from campaign.lanes.container_run import ContainerSession, cli_env
+from campaign.lanes.container_run import ContainerSession
 from campaign.lanes.continuation import Blocker, kept_container
 from campaign.schedule import ScheduledTrial
 from campaign.store import repository

@@ -95,6 +95,11 @@ class Task:
         return self.layout == "harbor"
 
     @property
+    def ships_image(self) -> bool:
+        """Its environment is an image to build (``image_context``) or a prebuilt one."""
+        return self.image_context is not None or self.image_ref is not None
+
+    @property
     def fixture_dir(self) -> Path:
         return self.root / ("environment" if self.harbor else "fixture")
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from campaign import containers
-from campaign.containers import Mount, Runtime
+from campaign.containers import Mount, Runtime, cli_env
 from campaign.supervise import Supervisor, container_record
 from campaign.supervise.cgroup import cgroup2_mount, remove_v1_twins
 from campaign.supervise.gate import Stdio
@@ -31,15 +31,6 @@ from campaign.supervise.teardown import RunResult
 
 # Each runtime command is quick (0.1-0.4 s measured); these bound a wedged runtime.
 STEP_TIMEOUT_S = 120.0
-# What the runtime's own client needs of the runner's environment.
-_CLI_ENV = ("PATH", "LANG", "CONTAINERS_CONF", "XDG_RUNTIME_DIR")
-
-
-def cli_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The runtime client's environment: its configuration, never a credential."""
-    return {key: environ[key] for key in _CLI_ENV if key in environ}
-
-
 @dataclass
 class ContainerSession:
     """The container of one attempt: ``name`` (``containers.attempt_container_name``)."""

@@ -90,7 +90,7 @@ def kept_container(attempt) -> tuple[str, str] | None:
     runtime = container_record.read_runtime(attempt.private_root)
     if runtime is None:
         return None
-    name = container_record.container_name(attempt_cgroup_name(attempt.id, attempt.campaign_id, attempt.started_at))
+    name = containers.attempt_container_name(attempt_cgroup_name(attempt.id, attempt.campaign_id, attempt.started_at))
     command = os.path.basename(runtime)
     return None if containers.exists(containers.Runtime(command, runtime), name) is False else (name, command)
 

@@ -325,7 +325,7 @@ def select_tasks(opts: CodingOptions, *, images: bool = False) -> Selection:
     tasks = suite.resolve(opts.tasks)
     can_map = confine.can_map_roots()
     for task in tasks:
-        if images and (task.image_context is not None or task.image_ref is not None):
+        if images and task.ships_image:
             continue  # its own container, not this machine's paths (lanes.task_images)
         found = benchmark.unrunnable(task, can_map)
         if found is not None:

@@ -69,7 +69,7 @@ def static_reason(task: Task, privileged: bool) -> TaskCheck | None:
 
 def needs_runtime(tasks: Sequence[Task]) -> bool:
     """Whether checking ``tasks`` builds an image (so a container runtime must be there)."""
-    return any(t.image_context is not None or t.image_ref is not None for t in tasks)
+    return any(t.ships_image for t in tasks)
 
 
 def judge(task: str, fixture: Sequence[AttemptOutcome | ContainerRun], solution: Sequence[AttemptOutcome | ContainerRun]) -> TaskCheck:
@@ -127,7 +127,7 @@ def check_tasks(
     digests = {t.name: task_digest(t) for t in tasks}
     found: dict[str, TaskCheck] = {}
     for task in tasks:
-        if (task.image_context is not None or task.image_ref is not None) and runtime is not None:
+        if task.ships_image and runtime is not None:
             found[task.name] = _in_image(task, runtime, runs, timeout)
             progress(found[task.name])
             continue

@@ -20,17 +20,13 @@ from campaign.errors import UsageProblem
 from campaign.lanes.attempt_plan import ContainerSpec, fixture_digest
 
 
-def needs_image(task: Task) -> bool:
-    return task.image_context is not None or task.image_ref is not None
-
-
 def prepare(tasks: Sequence[Task], profiles: Sequence[AgentProfile], choice: str | None = None, *, build: bool = True) -> dict[str, ContainerSpec]:
     """{task: its runtime and image} for the tasks that ship one (none: no runtime needed).
     ``build=False`` (a dry run) only finds images built before, and leaves the others out.
     One line, before any trial, for what cannot be: an agent that needs the recording
     proxy (a container reaches nothing), no runtime, a build that fails, a prebuilt image
     not on this machine (nothing is pulled)."""
-    shipping = [t for t in tasks if needs_image(t)]
+    shipping = [t for t in tasks if t.ships_image]
     if not shipping:
         return {}
     wired = sorted({p.name for p in profiles if uses_wire(p)})

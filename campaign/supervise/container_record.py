@@ -16,15 +16,11 @@ import os
 import subprocess
 from collections.abc import Mapping
 
-from campaign.containers import attempt_container_name
+from campaign.containers import Runtime, cli_env, exists_argv, rm_argv
 
 RECORD = "container.json"
 _RUNTIMES = ("podman", "docker")
 _TIMEOUT_S = 60.0
-
-
-def container_name(cgroup_name: str) -> str:
-    return attempt_container_name(cgroup_name)
 
 
 def write(root: str, runtime: str) -> None:
@@ -57,11 +53,11 @@ def read_runtime(root: str | None) -> str | None:
 def remove(runtime: str, name: str, environ: Mapping[str, str] = os.environ) -> bool:
     """Remove the container (once more if the first try fails) and prove with the runtime
     that it is gone; False when that cannot be shown (it is then kept for inspection)."""
-    env = {k: environ[k] for k in ("PATH", "LANG", "CONTAINERS_CONF", "XDG_RUNTIME_DIR") if k in environ}
+    client, env = Runtime(os.path.basename(runtime), runtime), cli_env(environ)
     for _ in range(2):
-        if _call([runtime, "rm", "--force", "--time", "0", name], env) == 0:
+        if _call(rm_argv(client, name), env) == 0:
             break
-    return _call([runtime, "container", "exists", name], env) == 1
+    return _call(exists_argv(client, name), env) == 1
 
 
 def _call(argv: list[str], env: Mapping[str, str]) -> int | None:

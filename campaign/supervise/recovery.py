@@ -39,6 +39,7 @@ from campaign import testhooks
 from campaign.errors import Interrupted, UsageProblem
 from campaign.store import repository
 from campaign.supervise import pidfd as pidfds
+from campaign.containers import attempt_container_name
 from campaign.supervise import container_record
 from campaign.supervise.cgroup import AttemptCgroup, attempt_cgroup_name, remove_v1_twins
 from campaign.supervise.procfs import default_proc
@@ -238,7 +239,7 @@ def recover_attempt(
     runtime = container_record.read_runtime(attempt.private_root)
     if runtime is not None:
         cgroup_name = attempt_cgroup_name(attempt.id, attempt.campaign_id, attempt.started_at)
-        report.container, report.runtime = container_record.container_name(cgroup_name), os.path.basename(runtime)
+        report.container, report.runtime = attempt_container_name(cgroup_name), os.path.basename(runtime)
         if report.alive or not container_record.remove(runtime, report.container):
             report.reasons.append("container_kept")
         else:
