@@ -25,10 +25,11 @@ from workspace import run
 STEPS = 'RUN printf "1 2 3\\n" > /app/numbers.txt\n'
 
 
-@pytest.fixture
-def image_suite(tmp_path) -> tuple[containers.Runtime, Path]:
+@pytest.fixture(scope="module")
+def image_suite(tmp_path_factory) -> tuple[containers.Runtime, Path]:
+    # One suite, its images built once, for the module: its tests only read it.
     runtime, base = base_image()
-    first = harbor_image_task(tmp_path, base, STEPS)
+    first = harbor_image_task(tmp_path_factory.mktemp("image-suite"), base, STEPS)
     second = first.parent / "sum-again"
     shutil.copytree(first, second)
     for task in (first, second):  # contexts of this test's own: a neighbour never shares their tags
@@ -83,19 +84,25 @@ def campaign_of(suite: Path, out: Path) -> list[str]:
             "--repetitions", "1", "--live", "--resume", "--output-dir", str(out)]  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def straight(image_suite, tmp_path_factory) -> dict:
+    """The uninterrupted run's report, which every interrupted one must end equal to."""
+    root = tmp_path_factory.mktemp("straight")
+    done = operator_in(root).run(campaign_of(image_suite[1], root / "out"))
+    assert done.finished, done.output
+    return json.loads((root / "out" / "report.json").read_text())
+
+
 @pytest.mark.parametrize("at", ["client:2", "verifier:2"])
-def test_a_runner_killed_while_its_container_runs_leaves_no_dead_end_and_no_container(tmp_path, image_suite, at):
+def test_a_runner_killed_while_its_container_runs_leaves_no_dead_end_and_no_container(tmp_path, image_suite, straight, at):
     # Killed with the second attempt's container up (after its client, after its verifier):
     # the operator follows the printed lines; recovery removes the container, proven.
     runtime, suite = image_suite
-    straight = operator_in(tmp_path / "straight").run(campaign_of(suite, tmp_path / "straight" / "out"))
-    assert straight.finished, straight.output
     op = operator_in(tmp_path / "killed")
     out = tmp_path / "killed" / "out"
     op.follow(campaign_of(suite, out), [Disruption(at=at)])
     assert op.runs[0].returncode == -signal.SIGKILL, op.story()
-    report = json.loads((tmp_path / "straight" / "out" / "report.json").read_text())
-    assert experiment_problems(op, out, tmp_path / "killed" / "runner-tmp", report, trials=4) == [], op.story()
+    assert experiment_problems(op, out, tmp_path / "killed" / "runner-tmp", straight, trials=4) == [], op.story()
     for attempt_id, campaign_id, started_at in rows(out, "SELECT id, campaign_id, started_at FROM attempts"):
         name = containers.attempt_container_name(attempt_cgroup_name(attempt_id, campaign_id, dt.datetime.fromisoformat(started_at)))
         assert containers.exists(runtime, name) is False, (name, op.story())
