@@ -232,7 +232,11 @@ def test_resume_refuses_after_an_unverified_cleanup(tmp_path):
     _wait_for(lambda: _count(out, "SELECT count(*) FROM attempts WHERE status != 'running'") >= 1)
     interrupted.send_signal(signal.SIGINT)
     code = interrupted.wait(timeout=60)
-    assert code == 130, (interrupted.stderr.read()[-4000:], db_rows(out, "SELECT id, status, outcome, failure_class FROM attempts"))
+    if code != 130:
+        # pytest.fail keeps the whole message (an assert's is cut): an interrupt that
+        # ended as engine_error was seen once in six full runs and never reproduced.
+        rows = db_rows(out, "SELECT * FROM attempts")
+        pytest.fail(f"exit {code}\n{interrupted.stderr.read()}\n{rows}", pytrace=False)
     # The engine itself records a teardown it could not prove (here through the store
     # API, as the supervisor does when a member survives); resume must then refuse.
     engine = make_engine(resolve_url(str(out / "campaign.db")))
