@@ -148,11 +148,22 @@ def run_argv(
     return [*argv, image, "sleep", "infinity"]
 
 
-def exec_argv(runtime: Runtime, container: str, argv: Sequence[str], *, workdir: str | None = None, env: Mapping[str, str] | None = None) -> list[str]:
+def exec_argv(
+    runtime: Runtime, container: str, argv: Sequence[str], *, workdir: str | None = None, env: Mapping[str, str] | None = None, passed: Sequence[str] = ()
+) -> list[str]:
+    """``passed``: variables named without a value, which the runtime's client copies from
+    its own environment: a credential never appears on a command line (``/proc/*/cmdline``)."""
     where = ["--workdir", workdir] if workdir else []
     for key, value in (env or {}).items():
         where += ["--env", f"{key}={value}"]
+    for key in passed:
+        where += ["--env", key]
     return [runtime.executable, "exec", *where, container, *argv]
+
+
+def pid_argv(runtime: Runtime, container: str) -> list[str]:
+    """Prints the host's pid of the running container's first process."""
+    return [runtime.executable, "inspect", "--format", "{{.State.Pid}}", container]
 
 
 def cp_argv(runtime: Runtime, source: str, target: str) -> list[str]:

@@ -69,6 +69,8 @@ def test_file_profile_defaults(tmp_path):
         (MINIMAL + '[runtime]\nargv = ["srv"]\ndeadline_seconds = 5\n[runtime.health]\nkind = "http"\nport_pattern = "(\\\\d+)"\n', "path must start"),
         (MINIMAL + '[runtime]\nargv = ["srv"]\ndeadline_seconds = 5\nretries = 3\n[runtime.health]\nkind = "tcp"\nport_pattern = "(\\\\d+)"\n', "unknown key runtime.retries"),
         ('client = ["a"', "cannot read"),
+        (MINIMAL + 'container_install = "/opt/agent"\n', "'.' or '..' steps up"),
+        (MINIMAL + 'container_install = "../lib"\n', "'.' or '..' steps up"),
     ],
 )
 def test_invalid_profiles_are_usage_problems(tmp_path, text, message):
@@ -139,6 +141,15 @@ def test_identity_is_plain_json_without_paths(tmp_path):
     identity = profile_identity(load_profile(write(tmp_path, MINIMAL), source=tmp_path))
     assert str(tmp_path) not in json.dumps(identity)
     assert identity["client"] == ["my-agent", "{prompt_file}"]
+
+
+def test_where_a_client_is_installed_is_read_but_is_not_its_identity(tmp_path):
+    # Mounted into a task's container; the client itself is bound by its version.
+    plain = load_profile(write(tmp_path, MINIMAL))
+    declared = load_profile(write(tmp_path, MINIMAL + 'container_install = "../."\n'))
+    assert plain.container_install is None and declared.container_install == ".."
+    assert profile_identity(declared) == profile_identity(plain)
+    assert load_profile("claude-code").container_install == ".."
 
 
 def test_builtin_offline_profile_is_runnable_by_this_interpreter():

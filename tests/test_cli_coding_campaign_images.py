@@ -72,10 +72,32 @@ def test_a_campaign_runs_each_image_task_in_its_own_container(tmp_path, image_su
     assert len(rows(out, "SELECT id FROM attempts")) == 8
 
 
-def test_an_image_task_with_an_agent_that_needs_the_proxy_is_refused_before_anything_runs(tmp_path, image_suite):
+def test_an_agent_that_talks_through_the_proxy_reaches_it_and_nothing_else_from_its_container(tmp_path, image_suite):
+    # The offline agent speaking the wire: every turn a real request from inside the
+    # container to the proxy on its loopback, forwarded to the replay on the host's.
+    runtime, suite = image_suite
     out = tmp_path / "out"
-    refused = run(["coding", "--campaign", "--providers", "offline", "--agent", "offline-wire", "--task-suite", str(image_suite[1]), "--live", "--output-dir", str(out)])
-    assert refused.exit_code == 2 and "Error: --agent: task " in refused.output and "recording proxy" in refused.output, refused.output
+    done = run(["coding", "--campaign", "--providers", "offline", "--agent", "offline-wire", "--task-suite", str(suite), "--repetitions", "1", "--live", "--output-dir", str(out)])
+    assert done.exit_code == 0, done.output
+    attempts = rows(out, "SELECT outcome, cleanup_complete, flush_complete, completed_turns, output_tokens FROM attempts")
+    assert len(attempts) == 4 and {a[0] for a in attempts} <= {"passed", "failed"}, attempts
+    assert all(c == 1 and f == 1 and turns and tokens for _, c, f, turns, tokens in attempts), attempts
+    for attempt_id, campaign_id, started_at in rows(out, "SELECT id, campaign_id, started_at FROM attempts"):
+        name = containers.attempt_container_name(attempt_cgroup_name(attempt_id, campaign_id, dt.datetime.fromisoformat(started_at)))
+        assert containers.exists(runtime, name) is False, name
+
+
+@pytest.mark.parametrize(
+    ("declared", "says"),
+    [("", "does not say where its installation is"), ('container_install = ".."\n', "no-such-client (the custom agent's client) is not on PATH")],
+)
+def test_a_client_that_cannot_run_in_a_container_is_refused_before_anything_runs(tmp_path, image_suite, declared, says):
+    profile = tmp_path / "custom.toml"
+    profile.write_text('adapter = "generic"\npaid = false\nclient = ["no-such-client", "{prompt_file}"]\nconfig_env = "AGENT_CONFIG"\n' + declared)
+    out = tmp_path / "out"
+    refused = run(["coding", "--campaign", "--providers", "offline", "--agent", str(profile), "--task-suite", str(image_suite[1]), "--live", "--output-dir", str(out)])
+    (line,) = [line for line in refused.output.splitlines() if line.startswith("Error:")]
+    assert refused.exit_code == 2 and line.startswith("Error: --agent: ") and says in line, refused.output
     assert not out.exists()
 
 

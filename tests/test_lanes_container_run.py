@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -122,6 +123,42 @@ def test_an_agent_left_running_in_the_container_is_ended_and_proven_gone_before_
     assert verified.exit_code == 0 and reward is False  # the untouched fixture fails
     assert removed and verdict.cleanup_complete and all(row.state == "gone" for row in ledger)
     assert session.gone() is True and left == []
+
+
+_PROBE = """
+import os, socket, sys
+def reach(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        return "reached"
+    except OSError:
+        return "refused"
+print(reach(int(sys.argv[1])), reach(int(sys.argv[2])), os.environ.get("MY_API_KEY"))
+"""
+
+
+def test_a_container_reaches_the_socket_bound_on_its_loopback_and_nothing_of_the_host(tmp_path, image_task):
+    # The proxy's socket is bound in the container's own namespace; a server on the host's
+    # loopback (the replay's, any other) stays out of reach. A secret goes by name only.
+    runtime, image, _ = image_task
+    engine, attempt_id, root = attempt(tmp_path)
+    host_server = socket.create_server(("127.0.0.1", 0))
+    sup = Supervisor(engine, attempt_id, root, confine_members=False)
+    with sup, host_server:
+        session = ContainerSession.for_attempt(sup, runtime, os.environ)
+        assert session.start(image)
+        inside = session.loopback_listener()
+        with inside:
+            argv = ["python3", "-c", _PROBE, str(inside.getsockname()[1]), str(host_server.getsockname()[1])]
+            probe = session.exec("client", argv, timeout=60, secrets={"MY_API_KEY": "sk-not-on-any-argv"}, stdout=str(tmp_path / "probe.out"))
+        assert probe.exit_code == 0
+        assert (tmp_path / "probe.out").read_text().split() == ["reached", "refused", "sk-not-on-any-argv"]
+        assert session.remove()
+        verdict = sup.teardown()
+    assert verdict.cleanup_complete
+    # By name on the runtime's command line; the value travelled in its environment.
+    argv = containers.exec_argv(runtime, session.name, ["true"], passed=["MY_API_KEY"])
+    assert argv[argv.index("--env") + 1] == "MY_API_KEY" and not any("sk-" in a for a in argv)
 
 
 def test_the_runtime_client_gets_its_configuration_and_no_credential():

@@ -16,7 +16,7 @@ from campaign.vocabulary import VARIANT_PROFILES
 from campaign.errors import UsageProblem
 from campaign.agents.applied import confirmed_profiles
 from campaign.lanes.campaign_inputs import _probed
-from campaign.lanes.probe import Probed, probe_catalogs, variant_configs
+from campaign.lanes.probe import Probed, merged, probe_catalogs, variant_configs
 from campaign.lanes.wire import WireRoute
 from campaign.profiler import fingerprint
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, catalog_set_digest
@@ -155,10 +155,25 @@ def test_a_campaign_keeps_the_catalog_format_it_was_bound_with(stored_format, ex
     provider = load_catalog().get("replay")
     route = WireRoute("replay", sys.executable, Path(os.environ["CAMPAIGN_TOKENIZER_CACHE"]))
     stored = {"providers": [{"name": provider.name, "client_version": None, "wire_catalogs": EXPECTED, **({"wire_catalog_format": stored_format} if stored_format else {})}]}
-    task = benchmark.get_task("semver-precedence")
-    assert _probed(profile, provider, route, None, task, stored, probe=True) == Probed(EXPECTED, expected)
+    where = [(benchmark.get_task("semver-precedence"), None)]
+    assert _probed(profile, provider, route, None, where, stored, probe=True) == Probed(EXPECTED, expected)
     # A new campaign is probed and bound by whole fingerprints.
-    assert _probed(profile, provider, route, None, task, None, probe=False) == Probed(None, CATALOG_DIGEST_FORMAT) and CATALOG_DIGEST_FORMAT == 3
+    assert _probed(profile, provider, route, None, where, None, probe=False) == Probed(None, CATALOG_DIGEST_FORMAT) and CATALOG_DIGEST_FORMAT == 3
+
+
+def test_the_probes_of_a_runs_environments_bind_every_fingerprint_each_variant_sent():
+    # On the host and in a task image's container a client names another working directory
+    # and shell in its system prompt: each environment's fingerprint confirms its variant.
+    host = Probed({"baseline": ["b-host"], "coding": ["c-host"]}, 3, {"baseline": {"system": ["s1"], "tools": ["t1"]}, "coding": {"system": ["s2"], "tools": ["t2"]}})
+    image = Probed({"baseline": ["b-image"], "coding": ["c-image"]}, 3, {"baseline": {"system": ["s3"], "tools": ["t1"]}, "coding": {"system": ["s4"], "tools": ["t2"]}})
+    both = merged([host, image], "claude-code")
+    assert both.catalogs == {"baseline": ["b-host", "b-image"], "coding": ["c-host", "c-image"]}
+    assert both.fingerprints == {"baseline": {"system": ["s1", "s3"], "tools": ["t1"]}, "coding": {"system": ["s2", "s4"], "tools": ["t2"]}}
+    assert merged([host], "claude-code") is host
+    # One fingerprint sent under two variants in different environments could confirm neither.
+    crossed = Probed({"baseline": ["c-host"], "coding": ["x"]}, 3, None)
+    with pytest.raises(UsageProblem, match="under baseline and coding"):
+        merged([host, crossed], "claude-code")
 
 
 def test_the_set_digest_ignores_the_order_of_the_tools_and_nothing_else():

@@ -46,7 +46,10 @@ _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 class HealthCheck:
     """How to tell the runtime is up: it prints its loopback port, then answers on it."""
 
-    kind: Literal["tcp", "http"]  # tcp: the port accepts a connection; http: GET path returns 2xx
+    # tcp: the port accepts a connection; http: GET path returns 2xx; announced (the
+    # engine's own servers on a socket it bound and handed over, maybe in a container's
+    # namespace the runner cannot connect from): the announcement is the answer.
+    kind: Literal["tcp", "http", "announced"]
     port_pattern: str  # regex over the runtime's stdout lines; group 1 is the port
     path: str | None = None  # http only, e.g. "/healthz"
 
@@ -118,6 +121,12 @@ class AgentProfile:
     # The variants a run of this profile compares when --variants is not given, in order
     # (an experiment file's own); None: every variant it defines.
     default_variants: tuple[str, ...] | None = None
+    # Where the client's installation is, from the directory of its executable's real file
+    # (found on this machine's PATH), e.g. ".." for a package's bin/: mounted read-only at
+    # the same path when the client runs in a task's container. None: it cannot run in one.
+    # Not in the profile's identity: where the client is installed is not what runs
+    # (client_version binds that).
+    container_install: str | None = None
     # Where the profile came from: None for built-ins, else the resolved file.
     path: Path | None = None
     # The --source tree the build-artifact globs are relative to.

@@ -8,6 +8,7 @@ the middle of a paid run.
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -39,7 +40,7 @@ _PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _TOP_KEYS = {
     "name", "description", "client", "adapter", "paid", "runtime", "build_artifacts", "sdk_path_vars",
     "config_env", "config_flag", "applied_profile_from", "credential_env_default", "env", "variants", "client_version",
-    "home_json", "home_seed", "default_variants",
+    "home_json", "home_seed", "default_variants", "container_install",
 }
 
 
@@ -90,6 +91,7 @@ def parse_profile(data: Mapping[str, Any], default_name: str) -> AgentProfile:
         client_version=None if "client_version" not in data else _argv(data["client_version"], "client_version", allow_runtime_port=False),
         home_json=_home_json(data.get("home_json", {}), "home_json", allow_runtime_port=runtime is not None),
         home_seed=_home_seed(data.get("home_seed", {})),
+        container_install=_container_install(data),
     )
     if "default_variants" in data:
         profile = replace(profile, default_variants=_default_variants(data["default_variants"], profile))
@@ -98,6 +100,16 @@ def parse_profile(data: Mapping[str, Any], default_name: str) -> AgentProfile:
     if profile.client_version is not None and placeholders(profile.client_version):
         raise ValueError("client_version must be a plain command without placeholders")
     return profile
+
+
+def _container_install(data: Mapping[str, Any]) -> str | None:
+    value = _opt(data, "container_install", str, None)
+    if value is None:
+        return None
+    path = posixpath.normpath(value)
+    if posixpath.isabs(value) or any(part != ".." for part in path.split("/") if part != "."):
+        raise ValueError(f"container_install {value!r} must be '.' or '..' steps up from the client executable's directory, e.g. \"..\"")
+    return path
 
 
 def _variants(table: Any, *, allow_runtime_port: bool) -> tuple[tuple[str, VariantTreatment], ...]:

@@ -27,20 +27,16 @@ from sqlalchemy import Engine
 
 from campaign import benchmark, isolation, testhooks
 from campaign.agents import profiles, seeds
-from campaign.agents.applied import confirmed_profiles
 from campaign.agents.record import AgentRecord
 from campaign.errors import Interrupted
 from campaign.lanes import attempt_container, bundles, spend_watch
 from campaign.lanes import wire as lanes_wire
 from campaign.lanes.attempt_plan import AttemptOutcome, AttemptPlan, Verdict, attempt_status, config_text_digest
-from campaign.lanes.attempt_state import AttemptRun, Observed, client_record, oracle_args, placeholder_values, tampered, within
+from campaign.lanes.attempt_state import REPLAY_PLACEHOLDER_CREDENTIAL, AttemptRun, Observed, client_record, note_watch, oracle_args, placeholder_values, tampered, with_wire, within
 from campaign.lanes.harbor import APP, HarborPaths
 from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
 from campaign.lanes.verdict import classify, counter_fields, priced, profile_gate, provider_fault_of
-from campaign.profiler import summary as wire_summary
-from campaign.profiler.capture import Capture
-from campaign.profiler.wire import CATALOG_DIGEST_KEYS
 from campaign.providers import REPLAY
 from campaign.spend import ATTEMPT_EXCEEDED_CEILING
 from campaign.store import repository
@@ -52,9 +48,6 @@ from campaign.supervise.pinned import NotOurs
 from campaign.vocabulary import VERIFIER_KILLED
 
 __all__ = ["AttemptOutcome", "AttemptPlan", "classify", "counter_fields", "profile_gate", "run_attempt"]
-
-
-REPLAY_PLACEHOLDER_CREDENTIAL = "replay-placeholder-not-a-credential"
 
 
 NOTHING_SPAWNED = TeardownVerdict(cleanup_complete=True, outcome="clean", containment="pgid-only", survivors=0)
@@ -177,17 +170,12 @@ def _drive(run: AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     with client_io as io:
         timeout = within(deadline - timer(), plan.task.agent_timeout_sec)
         result = sup.run("client", argv, timeout=timeout, cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err, stop_when=watch, root_map=client_map)
-    if result.stopped and watch is not None:
-        state.gave_out, state.overrun = watch.fault, watch.overrun
-        if watch.fault is not None:
-            sup.log(f"the client kept retrying into a failing provider ({watch.fault}); stopped it")
-        if watch.overrun is not None:
-            sup.log(f"{watch.overrun.line()} (as the wire saw it while the client ran)")
+    note_watch(sup, state, watch, result.stopped)
     state.client_timed_out = result.timed_out
     state.wall = result.wall_seconds
     record = client_record(plan, held, sup, state, result.exit_code)
     if state.wire is not None:
-        record = _with_wire(record, lanes_wire.collect(state.wire), plan, state.wire)
+        record = with_wire(record, lanes_wire.collect(state.wire), plan, state.wire)
     state.record = record
     with critical():
         repository.update_attempt(engine, run.attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
@@ -261,20 +249,6 @@ def _killed_from_outside(state: Observed) -> str | None:
     return next((s.name for s in _ASKED_TO_END if -code == s), None)
 
 
-def _with_wire(record: AgentRecord, capture: Capture, plan: AttemptPlan, session: lanes_wire.WireSession) -> AgentRecord:
-    """The adapter's record, with the wire's counters when the capture could be read, and,
-    for a wire-confirmed profile, the disclosure profiles its catalogs confirm."""
-    if capture.problem is not None:
-        return replace(record, applied_profiles=None) if plan.profile.applied_profile_from == "wire" else record
-    counted = lanes_wire.schema_tokens(session, plan.wire) if plan.wire is not None else None
-    merged = wire_summary.merge(record, wire_summary.summarize(capture, counted))
-    if plan.profile.applied_profile_from == "wire" and plan.expected_catalogs is not None:
-        observed = (merged.schema_diagnostics or {}).get(CATALOG_DIGEST_KEYS[plan.catalog_format])
-        labels = {variant: profiles.confirmation_label(plan.profile, variant) for variant in plan.expected_catalogs}
-        merged = replace(merged, applied_profiles=confirmed_profiles(observed, plan.expected_catalogs, labels))
-    return merged
-
-
 def _profiling_finalization(plan: AttemptPlan, state: Observed) -> tuple[bool | None, bool]:
     """(flush_complete, finalization_ok) once every member is down.
 
@@ -291,7 +265,7 @@ def _profiling_finalization(plan: AttemptPlan, state: Observed) -> tuple[bool | 
         if session.capture is None:
             # Interrupted or failed before collection: teardown already sent TERM, so read what was flushed.
             session.capture = lanes_wire.read_capture(Path(lanes_wire.CAPTURE_NAME), dir_fd=session.dir_fd)
-            state.record = _with_wire(state.record, session.capture, plan, session)
+            state.record = with_wire(state.record, session.capture, plan, session)
     finally:
         session.close()
     return session.capture.flush_complete, session.capture.problem is None

@@ -11,24 +11,45 @@ tests are copied in only then, and its verifier runs in ``/app`` under its own d
 its reward file is copied out and read as a host task's. The container is removed as the
 attempt's last supervised step, whatever happened.
 
-Not yet here (issue 54 step 4): a client reaching its model through the recording proxy
-(the container has no network at all), and the real clients' installations mounted in.
+A client that talks to its model (``{proxy_url}``) reaches the attempt's recording proxy
+and nothing else: the proxy serves on a socket the runner bound on the container's own
+loopback (``ContainerSession.loopback_listener``), forwarding from the host to the
+route's upstream, so the container still has no route anywhere. A real client runs from
+its installation on this machine, mounted read-only at its own path
+(``container_client``); the route's credential reaches it by name through the runtime
+client's environment, never on a command line.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
-from campaign import containers, testhooks
+from campaign import testhooks
 from campaign.agents import profiles
 from campaign.containers import Mount
+from campaign.errors import CampaignError
+from campaign.lanes import container_client, spend_watch
+from campaign.lanes import wire as lanes_wire
 from campaign.lanes.attempt_plan import AttemptPlan
-from campaign.lanes.attempt_state import AttemptRun, client_record, oracle_args, placeholder_values, tampered, within
+from campaign.lanes.attempt_state import (
+    REPLAY_PLACEHOLDER_CREDENTIAL,
+    AttemptRun,
+    client_record,
+    note_watch,
+    oracle_args,
+    placeholder_values,
+    tampered,
+    with_wire,
+    within,
+)
+from campaign.lanes.container_client import ClientInstall
 from campaign.lanes.container_run import ContainerSession
 from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.verdict import counter_fields, profile_gate
 from campaign.benchmark import read_reward
+from campaign.providers import REPLAY
 from campaign.store import repository
 from campaign.supervise import Supervisor, critical
 
@@ -41,8 +62,6 @@ def drive(run: AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     for a host task); the container is removed before this returns, whatever happened."""
     plan = run.plan
     assert plan.container is not None
-    if plan.wire is not None:
-        raise containers.ContainerProblem(f"the {plan.profile.name} agent reaches its model through the recording proxy, which a task's container cannot reach yet")
     run.container = session = ContainerSession.for_attempt(sup, plan.container.runtime, os.environ)
     try:
         _run_inside(run, held, sup, session)
@@ -54,6 +73,7 @@ def drive(run: AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
 
 def _run_inside(run: AttemptRun, held: PinnedRoot, sup: Supervisor, session: ContainerSession) -> None:
     engine, trial, plan, state, deadline, timer = run.engine, run.trial, run.plan, run.state, run.deadline, run.timer
+    assert plan.container is not None
     root = held.root
     inbox = root.path / "container-in"
     inbox.mkdir(mode=0o755)
@@ -65,29 +85,81 @@ def _run_inside(run: AttemptRun, held: PinnedRoot, sup: Supervisor, session: Con
     state.gate_ok = profile_gate(plan, config_path)
     if not state.gate_ok:
         return
+    # Found before the run began (task_images.prepare); here for its paths.
+    install = container_client.installation(plan.profile, os.environ)
     values = placeholder_values(plan, trial, root, Path(INBOX) / "prompt.md", Path(INBOX) / "agent-config.toml" if config_path else None)
     values |= {"cwd": APP, "python": "python3"}
-    inside = {"HOME": HOME, "TMPDIR": TMP, "PYTHONPATH": PACKAGE_MOUNT, "PYTHONDONTWRITEBYTECODE": "1"}
-    inside |= dict(plan.extra_env) | profiles.client_env(plan.profile, Path(INBOX) / "agent-config.toml" if config_path else None, values, plan.variant)
     sup.verify_ledger()
-    if not session.start(plan.container.image, mounts=_mounts(plan, inbox), tmpfs=[HOME, TMP]):
+    if not session.start(plan.container.image, mounts=_mounts(plan, inbox, install), tmpfs=[HOME, TMP]):
         sup.log(f"the container of image {plan.container.image[:12]} did not start")
         state.boot_ok = False
         return
+    secrets: dict[str, str] = {}
+    if plan.wire is not None:
+        if not _start_wire(run, held, sup, session):
+            return
+        assert state.wire is not None
+        values["proxy_url"] = state.wire.proxy_url
+        secrets = _credential(plan, os.environ)
+    inside = {"HOME": HOME, "TMPDIR": TMP}
+    if install is None:  # the engine's offline agent, from its mounted package
+        inside |= {"PYTHONPATH": PACKAGE_MOUNT, "PYTHONDONTWRITEBYTECODE": "1"}
+    inside |= dict(plan.extra_env) | profiles.client_env(plan.profile, Path(INBOX) / "agent-config.toml" if config_path else None, values, plan.variant)
     argv = profiles.client_argv(plan.profile, values, plan.variant) + list(plan.extra_client_args) + oracle_args(plan)
+    if install is not None:
+        argv[0] = str(install.executable)
+    watch = spend_watch.watch(state.wire, plan, run.ceiling, timer) if state.wire is not None else None
     with held.stdio("client") as io:
-        result = session.exec("client", argv, timeout=within(deadline - timer(), plan.task.agent_timeout_sec), workdir=APP, env=inside, stdout=io.out, stderr=io.err)
+        timeout = within(deadline - timer(), plan.task.agent_timeout_sec)
+        result = session.exec("client", argv, timeout=timeout, workdir=APP, env=inside, secrets=secrets, stdout=io.out, stderr=io.err, stop_when=watch)
+    note_watch(sup, state, watch, result.stopped)
     state.client_timed_out, state.wall = result.timed_out, result.wall_seconds
-    state.record = client_record(plan, held, sup, state, result.exit_code)
+    record = client_record(plan, held, sup, state, result.exit_code)
+    if state.wire is not None:
+        record = with_wire(record, lanes_wire.collect(state.wire), plan, state.wire)
+    state.record = record
     with critical():
-        repository.update_attempt(engine, run.attempt_id, wall_seconds=result.wall_seconds, **counter_fields(state.record))
+        repository.update_attempt(engine, run.attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
     testhooks.reached("client")  # the kill windows of a host attempt, here with the container up
-    if result.timed_out or not state.output_ok:
+    if result.timed_out or result.stopped or not state.output_ok:
         return
     if not session.quiesce():
         tampered(sup, state, "processes the agent left running in its container could not be stopped before verification")
         return
     _verify(run, held, session)
+
+
+def _start_wire(run: AttemptRun, held: PinnedRoot, sup: Supervisor, session: ContainerSession) -> bool:
+    """The replay (when the route's upstream is) and the recording proxy, serving on the
+    container's loopback; False (the wire did not start) when either cannot."""
+    plan, state = run.plan, run.state
+    assert plan.wire is not None
+    try:
+        listener = session.loopback_listener()
+    except CampaignError as exc:
+        sup.log(f"the recording proxy cannot listen in container {session.name}: {exc}")
+        state.wire_ok = False
+        return False
+    try:
+        state.wire = lanes_wire.start(sup, held, plan.wire, plan.task, runner_python=plan.python, deadline=run.deadline, timer=run.timer, listener=listener)
+    except lanes_wire.WireStartFailed:
+        state.wire_ok = False
+        return False
+    finally:
+        listener.close()  # the proxy holds it now
+    return True
+
+
+def _credential(plan: AttemptPlan, environ: Mapping[str, str]) -> dict[str, str]:
+    """The route's credential under the name the client reads (``attempt._as_client_reads``
+    for a host task), or the replay's placeholder when the route has none."""
+    found = {name: environ[name] for name in plan.credential_names if name in environ}
+    target = plan.profile.credential_env_default
+    if target and len(found) == 1 and target not in found:
+        found = {target: next(iter(found.values()))}
+    if target and not found and plan.wire is not None and plan.wire.upstream == REPLAY:
+        found[target] = REPLAY_PLACEHOLDER_CREDENTIAL
+    return found
 
 
 def _verify(run: AttemptRun, held: PinnedRoot, session: ContainerSession) -> None:
@@ -113,11 +185,14 @@ def _verify(run: AttemptRun, held: PinnedRoot, session: ContainerSession) -> Non
             os.close(fd)
 
 
-def _mounts(plan: AttemptPlan, inbox: Path) -> list[Mount]:
+def _mounts(plan: AttemptPlan, inbox: Path, install: ClientInstall | None) -> list[Mount]:
     mounts = [Mount(inbox, INBOX)]
+    if install is not None:
+        mounts.append(Mount(install.root, str(install.root)))
+    else:
+        mounts.append(Mount(PACKAGE, f"{PACKAGE_MOUNT}/campaign"))  # the engine's offline agent
     if oracle_args(plan):
-        # The engine's own offline agent: its package, and the suite it solves the task from
-        # (at the path it is told); no other client gets either.
-        mounts += [Mount(PACKAGE, f"{PACKAGE_MOUNT}/campaign"), Mount(Path(str(plan.task.suite_root)), str(plan.task.suite_root))]
+        # The suite the offline agent solves the task from, at the path it is told; no
+        # other client gets it (it holds the verifier).
+        mounts.append(Mount(Path(str(plan.task.suite_root)), str(plan.task.suite_root)))
     return mounts
-

@@ -4,26 +4,33 @@ share (``attempt`` and ``attempt_container`` both drive an attempt through them)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 
 from sqlalchemy import Engine
 
 from campaign import isolation
+from campaign.agents import profiles
+from campaign.agents.applied import confirmed_profiles
 from campaign.agents.adapters import get_adapter
 from campaign.agents.record import AgentRecord, unknown_record
 from campaign.lanes import wire as lanes_wire
 from campaign.lanes.attempt_plan import AttemptPlan
+from campaign.lanes.container_client import is_offline_agent
 from campaign.lanes.container_run import ContainerSession
 from campaign.lanes.harbor import HarborPaths
 from campaign.lanes.pinned_root import PinnedRoot
+from campaign.profiler import summary as wire_summary
+from campaign.profiler.capture import Capture
+from campaign.profiler.wire import CATALOG_DIGEST_KEYS
 from campaign.spend import Overrun
 from campaign.store.models import Trial
 from campaign.supervise import Supervisor
 from campaign.supervise.pinned import NotOurs
 
-OFFLINE_AGENT_MODULE = "campaign.agents.offline"
+# The replay provider takes any key; clients refuse to start without one.
+REPLAY_PLACEHOLDER_CREDENTIAL = "replay-placeholder-not-a-credential"
 
 
 def placeholder_values(plan: AttemptPlan, trial: Trial, root: isolation.PrivateRoot, prompt_file: Path, config_path: Path | None) -> dict[str, str]:
@@ -101,7 +108,7 @@ def oracle_args(plan: AttemptPlan) -> list[str]:
     """The engine's offline agent solves a suite's task from its reference solution, so it
     is told where the suite is; no other client is ever given that path (it leads to the
     hidden verifier)."""
-    if plan.task.suite_root is None or OFFLINE_AGENT_MODULE not in plan.profile.client:
+    if plan.task.suite_root is None or not is_offline_agent(plan.profile):
         return []
     return ["--task-suite", str(plan.task.suite_root)]
 
@@ -122,3 +129,29 @@ def client_record(plan: AttemptPlan, held: PinnedRoot, sup: Supervisor, state: O
 def tampered(sup: Supervisor, state: Observed, why: str) -> None:
     sup.log(f"workspace tampered: {why}; the verifier does not run")
     state.workspace_ok = False
+
+
+def with_wire(record: AgentRecord, capture: Capture, plan: AttemptPlan, session: lanes_wire.WireSession) -> AgentRecord:
+    """The adapter's record, with the wire's counters when the capture could be read, and,
+    for a wire-confirmed profile, the disclosure profiles its catalogs confirm."""
+    if capture.problem is not None:
+        return replace(record, applied_profiles=None) if plan.profile.applied_profile_from == "wire" else record
+    counted = lanes_wire.schema_tokens(session, plan.wire) if plan.wire is not None else None
+    merged = wire_summary.merge(record, wire_summary.summarize(capture, counted))
+    if plan.profile.applied_profile_from == "wire" and plan.expected_catalogs is not None:
+        observed = (merged.schema_diagnostics or {}).get(CATALOG_DIGEST_KEYS[plan.catalog_format])
+        labels = {variant: profiles.confirmation_label(plan.profile, variant) for variant in plan.expected_catalogs}
+        merged = replace(merged, applied_profiles=confirmed_profiles(observed, plan.expected_catalogs, labels))
+    return merged
+
+
+def note_watch(sup: Supervisor, state: Observed, watch: lanes_wire.FaultWatch | None, stopped: bool) -> None:
+    """What the client's watch saw when it stopped the client: a provider that kept
+    failing, or spend past the attempt's ceiling (the operator's budget)."""
+    if not stopped or watch is None:
+        return
+    state.gave_out, state.overrun = watch.fault, watch.overrun
+    if watch.fault is not None:
+        sup.log(f"the client kept retrying into a failing provider ({watch.fault}); stopped it")
+    if watch.overrun is not None:
+        sup.log(f"{watch.overrun.line()} (as the wire saw it while the client ran)")

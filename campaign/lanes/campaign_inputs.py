@@ -27,7 +27,7 @@ from campaign.experiment import parse as parse_experiment
 from campaign.lanes import options as opt
 from campaign.lanes import task_images
 from campaign.lanes.attempt_plan import ContainerSpec
-from campaign.lanes.probe import Probed, probe_catalogs
+from campaign.lanes.probe import Probed, merged, probe_catalogs
 from campaign.lanes.probe import variant_configs as probe_configs
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, bound_catalog_format, recorded_catalog_format
 from campaign.lanes.wire import WireRoute, resolve_route
@@ -119,7 +119,7 @@ def _probed(
     provider: Provider,
     wire: WireRoute | None,
     version: str | None,
-    task: benchmark.Task,
+    environments: Sequence[tuple[benchmark.Task, ContainerSpec | None]],
     stored: Mapping[str, Any] | None,
     probe: bool,
     variants: Sequence[str] = VARIANTS,
@@ -142,7 +142,18 @@ def _probed(
     if not probe:
         return Probed(None, CATALOG_DIGEST_FORMAT)
     configs = probe_configs(profile, variants)
-    return probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable, client_version=version, configs=configs)
+    probes = [
+        probe_catalogs(profile, model=provider.model, task=task, route=wire, runner_python=sys.executable, client_version=version, configs=configs, container=container)
+        for task, container in environments
+    ]
+    return merged(probes, profile.name)
+
+
+def probe_environments(tasks: Sequence[benchmark.Task], images: Mapping[str, ContainerSpec]) -> list[tuple[benchmark.Task, ContainerSpec | None]]:
+    """Where the probe measures a client: as its attempts will run, on this machine (the
+    first task without an image) and in each task image's container."""
+    host = next((t for t in tasks if t.name not in images), None)
+    return [*([(host, None)] if host is not None else []), *((t, images[t.name]) for t in tasks if t.name in images)]
 
 
 def rehearsed(providers: tuple[Provider, ...], profiles: Mapping[str, AgentProfile]) -> tuple[Provider, ...]:
@@ -201,9 +212,10 @@ def validate(
     versions = {p.name: read_client_version(profiles[p.name], environ) for p in providers}
     base = load_base_config(Path(opts.config).expanduser()) if opts.config else parse_base_config(b"", "the empty base config")
     configs = variant_configs(base, variants, list(profiles.values()))
-    probed = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], tasks[0], stored, probe, variants) for p in providers}
     # Built only where trials may run: a dry run finds what was built before, builds nothing.
     images = task_images.prepare(tasks, list(profiles.values()), opts.container_runtime, build=probe)
+    environments = probe_environments(tasks, images)
+    probed = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], environments, stored, probe, variants) for p in providers}
     if opts.live or opts.rehearse:
         missing = [p.credential_env for p in providers if p.credential_env and not environ.get(p.credential_env)]
         if missing:

@@ -18,11 +18,12 @@ supervisor's teardown the runner asks the runtime whether the container is gone
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import socket
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from campaign import containers
+from campaign import containers, listeners
 from campaign.containers import Mount, Runtime, cli_env
 from campaign.supervise import Supervisor, container_record
 from campaign.supervise.cgroup import cgroup2_mount, remove_v1_twins
@@ -57,13 +58,32 @@ class ContainerSession:
         assert self.sup.cgroup is not None
         return "/" + os.path.relpath(self.sup.cgroup.path, cgroup2_mount() or "/")
 
-    def step(self, role: str, argv: Sequence[str], *, timeout: float = STEP_TIMEOUT_S, stdout: Stdio = None, stderr: Stdio = None) -> RunResult:
+    def step(
+        self,
+        role: str,
+        argv: Sequence[str],
+        *,
+        timeout: float = STEP_TIMEOUT_S,
+        stdout: Stdio = None,
+        stderr: Stdio = None,
+        env: Mapping[str, str] | None = None,
+        stop_when: Callable[[], bool] | None = None,
+    ) -> RunResult:
         """One runtime command as a supervised member; its output to a file of its own
-        unless the caller gives where (the client's and the verifier's captures)."""
+        unless the caller gives where (the client's and the verifier's captures).
+        ``env``: added to the runtime client's own environment (what it passes by name)."""
         self.steps += 1
         out = self.logs / f"container-{self.steps:02d}-{role}"
         self.last_output = Path(f"{out}.out") if stdout is None else None
-        return self.sup.run(role, list(argv), timeout=timeout, env=dict(self.env), stdout=f"{out}.out" if stdout is None else stdout, stderr=f"{out}.err" if stderr is None else stderr)
+        return self.sup.run(
+            role,
+            list(argv),
+            timeout=timeout,
+            env=dict(self.env) | dict(env or {}),
+            stdout=f"{out}.out" if stdout is None else stdout,
+            stderr=f"{out}.err" if stderr is None else stderr,
+            stop_when=stop_when,
+        )
 
     def output(self) -> str:
         """The last step's standard output."""
@@ -77,9 +97,44 @@ class ContainerSession:
         return self.step("runtime", argv).exit_code == 0
 
     def exec(
-        self, role: str, argv: Sequence[str], *, timeout: float, workdir: str | None = None, env: Mapping[str, str] | None = None, stdout: Stdio = None, stderr: Stdio = None
+        self,
+        role: str,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        workdir: str | None = None,
+        env: Mapping[str, str] | None = None,
+        secrets: Mapping[str, str] | None = None,
+        stdout: Stdio = None,
+        stderr: Stdio = None,
+        stop_when: Callable[[], bool] | None = None,
     ) -> RunResult:
-        return self.step(role, containers.exec_argv(self.runtime, self.name, argv, workdir=workdir, env=env), timeout=timeout, stdout=stdout, stderr=stderr)
+        """``secrets`` reach the command by name through the runtime client's environment,
+        never on its command line."""
+        secrets = dict(secrets or {})
+        argv = containers.exec_argv(self.runtime, self.name, argv, workdir=workdir, env=env, passed=sorted(secrets))
+        return self.step(role, argv, timeout=timeout, stdout=stdout, stderr=stderr, env=secrets, stop_when=stop_when)
+
+    def loopback_listener(self) -> socket.socket:
+        """A socket listening on the running container's loopback, its only address
+        (``listeners.loopback_in``). The runtime names the container's first process; that
+        process must be in the attempt's own cgroup, read through the same /proc entry the
+        namespace is opened from, so a pid reused meanwhile cannot name another namespace."""
+        if self.step("runtime", containers.pid_argv(self.runtime, self.name)).exit_code != 0 or not self.output().strip().isdigit():
+            raise containers.ContainerProblem(f"the runtime did not say which process runs container {self.name}")
+        proc = os.open(f"/proc/{int(self.output())}", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            with open(os.open("cgroup", os.O_RDONLY, dir_fd=proc), encoding="utf-8") as f:
+                unified = [line.split(":", 2)[2].strip() for line in f if line.startswith("0::")]
+            if not unified or not unified[0].startswith(self.cgroup_parent + "/"):
+                raise containers.ContainerProblem(f"the process the runtime named for container {self.name} is not in the attempt's cgroup")
+            netns = os.open("ns/net", os.O_RDONLY, dir_fd=proc)
+        finally:
+            os.close(proc)
+        try:
+            return listeners.loopback_in(netns)
+        finally:
+            os.close(netns)
 
     def quiesce(self) -> bool:
         """End everything the agent left running in the container, proven (the supervisor's

@@ -30,7 +30,7 @@ from campaign.config import parse_base_config, render_config
 from campaign.errors import CampaignError, UsageProblem
 from campaign.lanes import options as opt
 from campaign.lanes.attempt import run_attempt
-from campaign.lanes.attempt_plan import AttemptSource
+from campaign.lanes.attempt_plan import AttemptSource, ContainerSpec
 from campaign.lanes.probe_cache import ProbeCache
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.profiler import fingerprint as wire_fingerprint
@@ -73,31 +73,58 @@ def probe_catalogs(
     catalog_format: int = CATALOG_DIGEST_FORMAT,
     client_version: str | None = None,
     configs: Mapping[str, str] | None = None,
+    container: ContainerSpec | None = None,
 ) -> Probed:
     """What each variant sent, from one replayed run per variant (or a cached one:
     ``probe_cache``; ``client_version``, when the caller has read it, saves reading it
     again for the cache's key). ``configs`` are the variants to run, each with its config
-    text; the built-in pair when None.
+    text; the built-in pair when None. ``container``: ``task`` ships an image, and the
+    probe runs in a container of it, as its attempts will (``merged`` joins the probes of
+    a run's environments).
 
     Two variants that sent one fingerprint (in format 1 and 2: one catalog) are refused,
     naming both: the wire could never tell their attempts apart, so neither label would
     be confirmed."""
     cache = ProbeCache.from_environ(os.environ)
-    key = cache.key(profile, model=model, task=task, runner_python=runner_python, environ=os.environ, client_version=client_version, configs=configs) if cache else ""
+    image = container.image if container is not None else None
+    key = cache.key(profile, model=model, task=task, runner_python=runner_python, environ=os.environ, client_version=client_version, configs=configs, image=image) if cache else ""
     configs = variant_configs(profile, VARIANTS) if configs is None else configs
     measured = cache.load(key) if cache else None
     if measured is None:
-        measured = measure(profile, model=model, task=task, route=route, runner_python=runner_python, timeout_s=timeout_s, configs=configs)
+        measured = measure(profile, model=model, task=task, route=route, runner_python=runner_python, timeout_s=timeout_s, configs=configs, container=container)
         if cache:
             cache.store(key, measured)
     found = {variant: sorted(measured[variant][CATALOG_DIGEST_KEYS[catalog_format]]) for variant in configs}
     parts = {variant: wire_fingerprint.variant_parts(measured[variant].get("fingerprints") or {}) for variant in configs} if catalog_format >= 3 else None
+    return _distinct(Probed(found, catalog_format, parts), profile.name, option)
+
+
+def merged(probes: Sequence[Probed], agent: str, option: str = "--agent") -> Probed:
+    """The probes of one run's environments (the host, each task image) as one binding: a
+    variant's attempt is confirmed by any fingerprint that variant sent in any of them
+    (a client's system prompt names its working directory, shell and repository, which an
+    image sets), and no fingerprint may belong to two variants."""
+    first = probes[0]
+    if len(probes) == 1 or first.catalogs is None:
+        return first
+    catalogs = {v: sorted({d for p in probes for d in (p.catalogs or {}).get(v, [])}) for v in first.catalogs}
+    parts = None
+    if first.fingerprints is not None:
+        parts = {
+            v: {part: sorted({d for p in probes for d in (p.fingerprints or {}).get(v, {}).get(part, [])}) for part in first.fingerprints[v]}
+            for v in first.fingerprints
+        }
+    return _distinct(Probed(catalogs, first.catalog_format, parts), agent, option)
+
+
+def _distinct(probed: Probed, agent: str, option: str) -> Probed:
+    found = probed.catalogs or {}
     names = list(found)
     for i, first in enumerate(names):
         second = next((other for other in names[i + 1 :] if set(found[first]) & set(found[other])), None)
         if second is not None:
-            raise UsageProblem(same_on_the_wire(profile.name, first, second, catalog_format), option=option)
-    return Probed(found, catalog_format, parts)
+            raise UsageProblem(same_on_the_wire(agent, first, second, probed.catalog_format), option=option)
+    return probed
 
 
 def same_on_the_wire(agent: str, first: str, second: str, catalog_format: int) -> str:
@@ -116,7 +143,15 @@ def variant_configs(profile: AgentProfile, variants: Sequence[str]) -> dict[str,
 
 
 def measure(
-    profile: AgentProfile, *, model: str, task: Task, route: WireRoute, runner_python: str, timeout_s: float = PROBE_TIMEOUT_S, configs: Mapping[str, str] | None = None
+    profile: AgentProfile,
+    *,
+    model: str,
+    task: Task,
+    route: WireRoute,
+    runner_python: str,
+    timeout_s: float = PROBE_TIMEOUT_S,
+    configs: Mapping[str, str] | None = None,
+    container: ContainerSpec | None = None,
 ) -> dict[str, dict]:
     """{variant: the wire diagnostics of its replayed run}, for each variant of ``configs``
     (the built-in pair when None); ProbeFailed when a variant shows no catalog."""
@@ -132,7 +167,7 @@ def measure(
             # The probe's own runs measure the catalogs: nothing to confirm yet (probe=True).
             source = AttemptSource(
                 profile=profile, model=model, seed=0, timeout_s=timeout_s, configs=configs,
-                python=runner_python, wire=replayed, probe=True,
+                python=runner_python, wire=replayed, probe=True, images={task.name: container} if container is not None else {},
             )  # fmt: skip
             for trial in repository.trials_in_order(engine, campaign_id):
                 repository.admit_trial(engine, trial.id)

@@ -82,7 +82,16 @@ class ProbeCache:
         return cls(Path(value).expanduser()) if value else None
 
     def key(
-        self, profile: AgentProfile, *, model: str, task: Task, runner_python: str, environ: Mapping[str, str], client_version: str | None = None, configs: Mapping[str, str] | None = None
+        self,
+        profile: AgentProfile,
+        *,
+        model: str,
+        task: Task,
+        runner_python: str,
+        environ: Mapping[str, str],
+        client_version: str | None = None,
+        configs: Mapping[str, str] | None = None,
+        image: str | None = None,
     ) -> str:
         seed_root = seeds.seeds_dir(environ)
         parts = {
@@ -100,6 +109,8 @@ class ProbeCache:
             # The variants run, in order, each with its config (None: the built-in pair's).
             "configs": None if configs is None else list(configs.items()),
         }
+        if image is not None:
+            parts["image"] = image  # measured in a container of the task's image (host keys unchanged)
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
     def load(self, key: str) -> dict[str, dict] | None:

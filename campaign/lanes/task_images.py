@@ -11,31 +11,30 @@ experiment and in every attempt row, so a rebuilt image is a different experimen
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
 from campaign import containers
-from campaign.agents.profile_model import AgentProfile, uses_wire
+from campaign.agents.profile_model import AgentProfile
 from campaign.benchmark import Task
 from campaign.errors import UsageProblem
+from campaign.lanes import container_client
 from campaign.lanes.attempt_plan import ContainerSpec, fixture_digest
 
 
-def prepare(tasks: Sequence[Task], profiles: Sequence[AgentProfile], choice: str | None = None, *, build: bool = True) -> dict[str, ContainerSpec]:
+def prepare(
+    tasks: Sequence[Task], profiles: Sequence[AgentProfile], choice: str | None = None, *, build: bool = True, environ: Mapping[str, str] = os.environ
+) -> dict[str, ContainerSpec]:
     """{task: its runtime and image} for the tasks that ship one (none: no runtime needed).
     ``build=False`` (a dry run) only finds images built before, and leaves the others out.
-    One line, before any trial, for what cannot be: an agent that needs the recording
-    proxy (a container reaches nothing), no runtime, a build that fails, a prebuilt image
+    One line, before any trial, for what cannot be: a client that cannot run in a
+    container (``container_client``), no runtime, a build that fails, a prebuilt image
     not on this machine (nothing is pulled)."""
     shipping = [t for t in tasks if t.ships_image]
     if not shipping:
         return {}
-    wired = sorted({p.name for p in profiles if uses_wire(p)})
-    if wired:
-        raise UsageProblem(
-            f"task {shipping[0].name} runs in its own container, which reaches no network, and the {wired[0]} agent talks to its model through "
-            "the recording proxy: run the image tasks with an agent that needs no proxy (the offline agent), or leave them out with --tasks",
-            option="--agent",
-        )
+    for profile in profiles:
+        container_client.installation(profile, environ)
     runtime = containers.find_runtime(choice)
     found = {task.name: _image(runtime, task, build) for task in shipping}
     return {name: ContainerSpec(runtime, image) for name, image in found.items() if image is not None}

@@ -21,6 +21,7 @@ import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import campaign
 from campaign import isolation
@@ -98,32 +99,44 @@ class WireSession:
             self.dir_fd = -1
 
 
-def _announce_spec(pattern: str) -> RuntimeSpec:
-    return RuntimeSpec(argv=("-",), health=HealthCheck(kind="tcp", port_pattern=pattern), deadline_seconds=_BOOT_S)
+def _announce_spec(pattern: str, kind: Literal["tcp", "announced"] = "tcp") -> RuntimeSpec:
+    return RuntimeSpec(argv=("-",), health=HealthCheck(kind=kind, port_pattern=pattern), deadline_seconds=_BOOT_S)
 
 
-def start(sup: Supervisor, held: PinnedRoot, route: WireRoute, task: Task, *, runner_python: str, deadline: float, timer: Callable[[], float]) -> WireSession:
+def start(
+    sup: Supervisor,
+    held: PinnedRoot,
+    route: WireRoute,
+    task: Task,
+    *,
+    runner_python: str,
+    deadline: float,
+    timer: Callable[[], float],
+    listener: socket.socket | None = None,
+) -> WireSession:
     """Start the upstream (when replayed) and the proxy; WireStartFailed when either does not answer.
 
     Their outputs are created by the engine in the pinned captures directory and
-    polled through it, like every other capture."""
+    polled through it, like every other capture. ``listener``: the socket the proxy
+    serves on, bound by the caller (a task container's loopback, ``listeners.loopback_in``);
+    the proxy holds it once started (the caller closes its own copy)."""
     root = held.root
     env = isolation.build_env(root, os.environ)  # no credentials: they travel in the client's headers
     upstream, replay = route.upstream, None
     if upstream == REPLAY:
         # The engine binds the replay's socket and hands it over as stdin, so the proxy
         # (which must know the upstream's port) starts alongside instead of after it.
-        listener = socket.create_server((isolation.LOOPBACK, 0))
+        replay_socket = socket.create_server((isolation.LOOPBACK, 0))
         try:
             with held.stdio("replay") as io:
                 replay = sup.start(
                     "provider",
                     [runner_python, "-I", "-m", "campaign.replay", "--task", task.name, "--listen-stdin", *(("--task-suite", str(task.suite_root)) if task.suite_root else ())],
-                    cwd_fd=held.work_fd, env=env, stdin=listener.fileno(), stdout=io.out, stderr=io.err,
+                    cwd_fd=held.work_fd, env=env, stdin=replay_socket.fileno(), stdout=io.out, stderr=io.err,
                 )
-            upstream = f"http://{isolation.LOOPBACK}:{listener.getsockname()[1]}"
+            upstream = f"http://{isolation.LOOPBACK}:{replay_socket.getsockname()[1]}"
         finally:
-            listener.close()  # the replay holds it now
+            replay_socket.close()  # the replay holds it now
     os.mkdir(PROFILER_DIR, 0o700, dir_fd=held.root_fd)
     dir_fd = pinned.open_dir(held.root_fd, PROFILER_DIR)
     try:
@@ -131,8 +144,9 @@ def start(sup: Supervisor, held: PinnedRoot, route: WireRoute, task: Task, *, ru
         argv = [route.profile_python, "-I", "-c", _BOOTSTRAP, package_parent,
                 "--upstream", upstream, "--capture", str(root.path / PROFILER_DIR / CAPTURE_NAME), "--catalogs", str(root.path / PROFILER_DIR / catalogs.CATALOGS_NAME),
                 "--silence-s", repr(route.silence_s), "--attempt-root", str(root.path)]
+        argv += ["--listen-stdin"] if listener is not None else []
         with held.stdio("profiler") as io:
-            proxy = sup.start("profiler", argv, cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err)
+            proxy = sup.start("profiler", argv, cwd_fd=held.work_fd, env=env, stdin=listener.fileno() if listener is not None else None, stdout=io.out, stderr=io.err)
         # Both boot at once; the client starts once both answer.
         if replay is not None:
             try:
@@ -140,7 +154,10 @@ def start(sup: Supervisor, held: PinnedRoot, route: WireRoute, task: Task, *, ru
             except RuntimeBootFailed as exc:
                 raise WireStartFailed(f"replay provider: {exc}") from None
         try:
-            port = wait_healthy(proxy, held.reader("profiler.out"), _announce_spec(r"profiler listening on 127\.0\.0\.1:(\d+)"), timer=timer, deadline=deadline)
+            # A socket in a container's namespace takes no connection from here: it was
+            # listening before the proxy started, and its announcement says it serves.
+            health = _announce_spec(r"profiler listening on 127\.0\.0\.1:(\d+)", "announced" if listener is not None else "tcp")
+            port = wait_healthy(proxy, held.reader("profiler.out"), health, timer=timer, deadline=deadline)
         except RuntimeBootFailed as exc:
             raise WireStartFailed(f"recording proxy: {exc}") from None
     except BaseException:

@@ -1,6 +1,7 @@
 """The recording proxy: one per attempt, between the client and its model provider.
 
-It binds 127.0.0.1 on an OS-chosen port, announces ``profiler listening on
+It binds 127.0.0.1 on an OS-chosen port (or serves on the socket the engine bound
+and handed over: a task container's loopback, ``listeners.loopback_in``), announces ``profiler listening on
 127.0.0.1:PORT`` on stdout, and forwards every request byte for byte to the
 upstream (a provider's base URL, or the replay provider), streaming responses
 back as they arrive so the client sees the provider's own pacing. For each
@@ -33,6 +34,7 @@ from typing import Any
 import aiohttp
 from aiohttp import ClientConnectionResetError, ClientConnectorError, ClientError, ClientSession, ClientTimeout, TCPConnector, web
 
+from campaign import listeners
 from campaign.canonical import wire_json
 from campaign.profiler import wire
 from campaign.profiler.capture import CaptureWriter
@@ -334,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-tokenizer", action="store_true", help="record no schema-token estimates")
     parser.add_argument("--catalogs", type=Path, help="file to create with each catalog's JSON, for the engine to count (implies --no-tokenizer)")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--listen-stdin", action="store_true", help="serve on the listening socket given as stdin (a task container's loopback) instead of binding")
     parser.add_argument("--silence-s", type=float, default=DEFAULT_SILENCE_S, help="give up on an upstream silent this long")
     parser.add_argument("--attempt-root", action="append", default=[], help="a path of the attempt's own, digested as a fixed token")
     args = parser.parse_args(argv)
@@ -350,7 +353,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"profiler: {exc}", file=sys.stderr)
             return 2
         count_tokens = lambda tools: tokenizer.tool_schema_tokens(encoding, tools)  # noqa: E731
-    sock = bind_loopback(args.port)
+    if args.listen_stdin:
+        sock = listeners.inherited(0)
+        sock.setblocking(False)
+    else:
+        sock = bind_loopback(args.port)
     recorder = Recorder(CaptureWriter(args.capture), count_tokens, CatalogWriter(args.catalogs) if args.catalogs else None)
     asyncio.run(serve(args.upstream, recorder, sock, announce=lambda line: print(line, flush=True), silence_s=args.silence_s, attempt_roots=tuple(args.attempt_root)))
     return 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import socket
 import threading
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from campaign import listeners
 from campaign.benchmark import TaskSuite
 from campaign.errors import CampaignError, UsageProblem
 from campaign.isolation import as_loopback
@@ -45,20 +45,13 @@ def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
 
 
 def inherited(fd: int = 0) -> socket.socket:
-    """The listening loopback socket whoever started this process bound and handed over as
-    ``fd`` (stdin): the port is known before the server runs, so the process that forwards
-    to it can start alongside, and connections wait in the socket's backlog meanwhile."""
+    """The listening loopback socket handed over as ``fd`` (stdin, ``listeners.inherited``)."""
+    sock = listeners.inherited(fd)
     try:
-        sock = socket.socket(fileno=os.dup(fd))
-    except OSError as exc:
-        raise CampaignError(f"no socket on fd {fd}: {exc.strerror or exc}") from None
-    if sock.type != socket.SOCK_STREAM or sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) != 1:
+        check_loopback(sock.getsockname()[0])
+    except UsageProblem:
         sock.close()
-        raise CampaignError(f"fd {fd} is not a listening stream socket")
-    check_loopback(sock.getsockname()[0])
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, fd)  # the server reads no stdin: the socket is held by its own fd now
-    os.close(devnull)
+        raise
     return sock
 
 
