@@ -5,7 +5,6 @@ Real podman and the offline base image scripts/test.sh made."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import shutil
 import signal
@@ -16,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from campaign import benchmark, containers
-from campaign.supervise.cgroup import attempt_cgroup_name
-from helpers.containers import base_image
+from helpers.containers import base_image, kept_containers
 from helpers.literal import Disruption, experiment_problems, operator_in
 from test_containers import harbor_image_task
 from workspace import run
@@ -63,9 +61,7 @@ def test_a_campaign_runs_each_image_task_in_its_own_container(tmp_path, image_su
         assert digest != benchmark.fixture_digest(tasks[name])
         assert {f for t, _, _, f in attempts if t == name} == {digest}
     # No attempt's container is left (each named from its row, as recovery would find it).
-    for attempt_id, campaign_id, started_at in rows(out, "SELECT id, campaign_id, started_at FROM attempts"):
-        name = containers.attempt_container_name(attempt_cgroup_name(attempt_id, campaign_id, dt.datetime.fromisoformat(started_at)))
-        assert containers.exists(runtime, name) is False, name
+    assert kept_containers(runtime, out / "campaign.db") == []
     # Resumed: the images the campaign ran are found, not rebuilt: the same experiment.
     again = run(args + ["--resume"])
     assert again.exit_code == 0, again.output
@@ -82,9 +78,7 @@ def test_an_agent_that_talks_through_the_proxy_reaches_it_and_nothing_else_from_
     attempts = rows(out, "SELECT outcome, cleanup_complete, flush_complete, completed_turns, output_tokens FROM attempts")
     assert len(attempts) == 4 and {a[0] for a in attempts} <= {"passed", "failed"}, attempts
     assert all(c == 1 and f == 1 and turns and tokens for _, c, f, turns, tokens in attempts), attempts
-    for attempt_id, campaign_id, started_at in rows(out, "SELECT id, campaign_id, started_at FROM attempts"):
-        name = containers.attempt_container_name(attempt_cgroup_name(attempt_id, campaign_id, dt.datetime.fromisoformat(started_at)))
-        assert containers.exists(runtime, name) is False, name
+    assert kept_containers(runtime, out / "campaign.db") == []
 
 
 @pytest.mark.parametrize(
@@ -125,6 +119,4 @@ def test_a_runner_killed_while_its_container_runs_leaves_no_dead_end_and_no_cont
     op.follow(campaign_of(suite, out), [Disruption(at=at)])
     assert op.runs[0].returncode == -signal.SIGKILL, op.story()
     assert experiment_problems(op, out, tmp_path / "killed" / "runner-tmp", straight, trials=4) == [], op.story()
-    for attempt_id, campaign_id, started_at in rows(out, "SELECT id, campaign_id, started_at FROM attempts"):
-        name = containers.attempt_container_name(attempt_cgroup_name(attempt_id, campaign_id, dt.datetime.fromisoformat(started_at)))
-        assert containers.exists(runtime, name) is False, (name, op.story())
+    assert kept_containers(runtime, out / "campaign.db") == [], op.story()

@@ -11,7 +11,6 @@ scripts/install_clients.sh installed.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import subprocess
@@ -20,9 +19,8 @@ import sys
 import pytest
 
 from campaign import benchmark, containers
-from campaign.supervise.cgroup import attempt_cgroup_name
 from helpers.clients import clients_path, env_with_clients, require, rows
-from helpers.containers import base_image
+from helpers.containers import base_image, kept_containers
 from test_clients_e2e import CLIENTS, scripted
 from test_containers import harbor_image_task
 
@@ -75,6 +73,4 @@ def test_claude_code_solves_an_image_task_inside_its_container_through_the_repla
         assert {k: a[k] for k in ("uncached_input_tokens", "cached_input_tokens", "output_tokens")} == usage, where
     report = json.loads((out / "report.json").read_text())
     assert all(t["applied_profile_matches_variant"] is True for t in report["trials"])
-    for attempt_id, campaign_id, started_at in [(a["id"], a["campaign_id"], a["started_at"]) for a in attempts]:
-        name = containers.attempt_container_name(attempt_cgroup_name(attempt_id, campaign_id, dt.datetime.fromisoformat(started_at)))
-        assert containers.exists(runtime, name) is False, name
+    assert kept_containers(runtime, db) == []

@@ -27,7 +27,7 @@ from campaign.experiment import parse as parse_experiment
 from campaign.lanes import options as opt
 from campaign.lanes import task_images
 from campaign.lanes.attempt_plan import ContainerSpec
-from campaign.lanes.probe import Probed, merged, probe_catalogs
+from campaign.lanes.probe import Probed, merged, probe_catalogs, probe_environments
 from campaign.lanes.probe import variant_configs as probe_configs
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, bound_catalog_format, recorded_catalog_format
 from campaign.lanes.wire import WireRoute, resolve_route
@@ -147,13 +147,6 @@ def _probed(
         for task, container in environments
     ]
     return merged(probes, profile.name)
-
-
-def probe_environments(tasks: Sequence[benchmark.Task], images: Mapping[str, ContainerSpec]) -> list[tuple[benchmark.Task, ContainerSpec | None]]:
-    """Where the probe measures a client: as its attempts will run, on this machine (the
-    first task without an image) and in each task image's container."""
-    host = next((t for t in tasks if t.name not in images), None)
-    return [*([(host, None)] if host is not None else []), *((t, images[t.name]) for t in tasks if t.name in images)]
 
 
 def rehearsed(providers: tuple[Provider, ...], profiles: Mapping[str, AgentProfile]) -> tuple[Provider, ...]:

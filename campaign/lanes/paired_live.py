@@ -132,6 +132,7 @@ def attempt_source(inputs: PairedInputs, experiment: PairedExperiment, approval:
         expected_catalogs=experiment.wire_catalogs,
         catalog_format=catalog_format,
         provider=inputs.provider,
+        images=inputs.images,
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,9 @@ from campaign import benchmark
 from campaign.agents import seeds
 from campaign.canonical import spec_digest
 from campaign.agents.client_version import read_client_version
-from campaign.lanes.probe import Probed, probe_catalogs
+from campaign.lanes import task_images
+from campaign.lanes.attempt_plan import ContainerSpec
+from campaign.lanes.probe import Probed, merged, probe_catalogs, probe_environments
 from campaign.lanes.probe import variant_configs as probe_configs
 from campaign.lanes.wire import WireRoute, resolve_route
 from campaign.profiler.wire import CATALOG_DIGEST_FORMAT, recorded_catalog_format
@@ -95,6 +98,8 @@ class PairedInputs:
     # Where the tasks come from (--task-suite), and which of them were never checked.
     suite: benchmark.TaskSuite = dataclasses.field(default_factory=benchmark.builtin_suite)
     unchecked: tuple[str, ...] = ()
+    # {task: its runtime and image} for the tasks that ship one (lanes.task_images).
+    images: Mapping[str, ContainerSpec] = dataclasses.field(default_factory=dict)
 
     @property
     def selection(self) -> Selection:
@@ -127,7 +132,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
     if opts.config is None:
         raise UsageProblem("--config FILE.toml is required with --paired: the explicit base config every variant shares", option="--config")
     model = parse_model(opts.model)
-    selection = select_tasks(opts)
+    selection = select_tasks(opts, images=True)
     source = resolve_source(opts.source, cwd)
     output = Path(opts.output).expanduser().absolute()  # type: ignore[arg-type]
     check_output(output, source, opts)
@@ -158,6 +163,9 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
         )
     if opts.live:
         read_json_object(Path(opts.plan).expanduser(), "the plan", option="--plan")  # type: ignore[arg-type]
+    # Built before the plan is (its image IDs are in the plan's digests); the live run of an
+    # approved plan finds them under their tags, never rebuilds them.
+    images = task_images.prepare(selection.tasks, [profile], opts.container_runtime)
     return PairedInputs(
         source=source,
         launcher=launcher,
@@ -177,6 +185,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
         catalog_digest=catalog.digest,
         suite=selection.suite,
         unchecked=selection.unchecked,
+        images=images,
     )
 
 
@@ -253,7 +262,7 @@ def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGES
             Variant(name=v.variant, overlay_digest=v.overlay_digest, config_digest=v.digest) for v in inputs.variants
         ),
         config_digest=inputs.base_config.digest,
-        fixture_digests={task.name: benchmark.fixture_digest(task) for task in inputs.tasks},
+        fixture_digests=task_images.digests(inputs.tasks, inputs.images),
         profile_python_digest=python_digest(inputs.python.executable, inputs.python.version, inputs.python.tiktoken),
         wire_upstream=inputs.wire.upstream if inputs.wire else None,
         client_version=client_version,
@@ -269,10 +278,15 @@ def compute_experiment(inputs: PairedInputs, catalog_format: int = CATALOG_DIGES
 def _probe(inputs: PairedInputs, catalog_format: int, client_version: str | None) -> Probed | None:
     if inputs.profile.applied_profile_from != "wire" or inputs.wire is None:
         return None
-    return probe_catalogs(
-        inputs.profile, model=str(inputs.model), task=inputs.tasks[0], route=inputs.wire, runner_python=sys.executable,
-        catalog_format=catalog_format, client_version=client_version, configs=probe_configs(inputs.profile, [v.variant for v in inputs.variants]),
-    )  # fmt: skip
+    configs = probe_configs(inputs.profile, [v.variant for v in inputs.variants])
+    probes = [
+        probe_catalogs(
+            inputs.profile, model=str(inputs.model), task=task, route=inputs.wire, runner_python=sys.executable,
+            catalog_format=catalog_format, client_version=client_version, configs=configs, container=container,
+        )  # fmt: skip
+        for task, container in probe_environments(inputs.tasks, inputs.images)
+    ]
+    return merged(probes, inputs.profile.name)
 
 
 # --- 3. the lane ------------------------------------------------------------

@@ -127,6 +127,13 @@ def _distinct(probed: Probed, agent: str, option: str) -> Probed:
     return probed
 
 
+def probe_environments(tasks: Sequence[Task], images: Mapping[str, ContainerSpec]) -> list[tuple[Task, ContainerSpec | None]]:
+    """Where the probe measures a client: as its attempts will run, on this machine (the
+    first task without an image) and in each task image's container."""
+    host = next((t for t in tasks if t.name not in images), None)
+    return [*([(host, None)] if host is not None else []), *((t, images[t.name]) for t in tasks if t.name in images)]
+
+
 def same_on_the_wire(agent: str, first: str, second: str, catalog_format: int) -> str:
     what, compared = ("wire fingerprint", f" (compared: {wire_fingerprint.COMPARED})") if catalog_format >= 3 else ("tool catalog", "")
     return (

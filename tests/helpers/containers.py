@@ -5,12 +5,16 @@ runtime fails there instead of skipping."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import sqlite3
+from pathlib import Path
 
 import pytest
 
 from campaign import containers
 from campaign.errors import UsageProblem
+from campaign.supervise.cgroup import attempt_cgroup_name
 
 
 def base_image() -> tuple[containers.Runtime, str]:
@@ -30,3 +34,12 @@ def base_image() -> tuple[containers.Runtime, str]:
     if os.environ.get("CAMPAIGN_REQUIRE_CONTAINERS"):
         pytest.fail(why)
     pytest.skip(why)
+
+
+def kept_containers(runtime: containers.Runtime, db: Path) -> list[str]:
+    """The containers of the store's attempts the runtime still has: each named from its
+    row, as recovery finds it (``containers.attempt_container_name``)."""
+    with sqlite3.connect(db) as conn:
+        found = conn.execute("SELECT id, campaign_id, started_at FROM attempts").fetchall()
+    names = [containers.attempt_container_name(attempt_cgroup_name(a, c, dt.datetime.fromisoformat(s))) for a, c, s in found]
+    return [name for name in names if containers.exists(runtime, name) is not False]

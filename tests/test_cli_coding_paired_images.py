@@ -1,0 +1,65 @@
+"""`campaign coding --paired` over tasks that ship an image: the plan binds each image (its
+ID in the task's fixture digest), the probe measures each variant in the image's container,
+and the approved live run finds the images under their tags and runs every attempt in a
+fresh container of its task's image, each confirmed on the wire. Real podman, the base
+image scripts/test.sh made."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from campaign import benchmark
+from campaign.agents.profiles import PROFILES_DIR
+from helpers.containers import kept_containers
+from test_cli_coding_campaign_images import image_suite  # noqa: F401 (a fixture)
+from workspace import Workspace, approve_and_go_live, run
+
+CRED = "OFFLINE_TEST_API_KEY"
+
+
+@pytest.fixture(autouse=True)
+def seeded_cache(monkeypatch, tokenizer_cache):
+    monkeypatch.setenv("CAMPAIGN_TOKENIZER_CACHE", str(tokenizer_cache))
+
+
+def wire_agent(ws: Workspace) -> Path:
+    """The offline agent speaking the wire, each variant confirmed by its fingerprint."""
+    path = ws.root / "operator" / "wire.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text((PROFILES_DIR / "offline-wire.toml").read_text().replace('applied_profile_from = "adapter"', 'applied_profile_from = "wire"'))
+    return path
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+@pytest.mark.slow  # a plan, its probe in two images' containers, four attempts: about 25 s
+def test_a_paired_plan_binds_each_image_and_its_live_run_confirms_every_attempt_in_its_container(ws: Workspace, monkeypatch, image_suite):  # noqa: F811
+    runtime, suite = image_suite
+    monkeypatch.setenv(CRED, "unused-value")
+    args = ws.args("--agent", str(wire_agent(ws)), "--task-suite", str(suite), "--repetitions", "1", "--model", "replay:scripted", tasks="sum-in-image,sum-again")
+    result, plan, _ = approve_and_go_live(ws, args, CRED)
+    assert result.exit_code == 0, result.output
+    tasks = {t.name: t for t in benchmark.load_suite(suite).tasks}
+    for name, digest in plan["experiment"]["fixture_digests"].items():
+        assert digest != benchmark.fixture_digest(tasks[name])  # the image's ID is in it
+    attempts = rows(ws.db_path, "SELECT t.variant, a.outcome, a.applied_profiles, a.cleanup_complete, a.flush_complete, a.fixture_digest, t.task FROM attempts a JOIN trials t ON t.id = a.trial_pk")
+    assert len(attempts) == 4, attempts
+    for variant, outcome, applied, cleanup, flushed, digest, task in attempts:
+        assert outcome in ("passed", "failed") and cleanup == 1 and flushed == 1, attempts
+        assert json.loads(applied) == [{"baseline": "legacy", "coding": "coding"}[variant]], attempts
+        assert digest == plan["experiment"]["fixture_digests"][task]
+    assert kept_containers(runtime, ws.db_path) == []
+
+
+def test_the_nonpaired_lane_refuses_the_container_runtime_option_naming_the_lanes_that_take_it(ws: Workspace):
+    refused = run(["coding", "--container-runtime", "podman", "--tasks", "semver-precedence"])
+    (line,) = [line for line in refused.output.splitlines() if line.startswith("Error:")]
+    assert refused.exit_code == 2 and line.startswith("Error: --container-runtime runs the tasks that ship an image") and "--paired or --campaign" in line, refused.output
+    assert ws.nothing_written()
