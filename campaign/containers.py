@@ -70,7 +70,7 @@ def build_image(runtime: Runtime, context: Path, tag: str, *, task: str, timeout
     if done.returncode != 0:
         step = _last_step(done.stdout + "\n" + done.stderr)
         where = f" at {step}" if step else ""
-        why = _last_line(done.stderr or done.stdout)
+        why = last_line(done.stderr or done.stdout)
         if step and step.upper().startswith("FROM "):
             why += "; nothing is pulled: build or load that image on this machine first"
         raise ContainerProblem(f"task {task}: its image failed to build{where}: {why}")
@@ -80,7 +80,7 @@ def build_image(runtime: Runtime, context: Path, tag: str, *, task: str, timeout
 def image_id(runtime: Runtime, ref: str) -> str:
     done = _run(runtime, ["image", "inspect", "--format", "{{.Id}}", ref])
     if done.returncode != 0 or not done.stdout.strip():
-        raise ContainerProblem(f"image {ref} is not in {runtime.name}'s store: {_last_line(done.stderr)}")
+        raise ContainerProblem(f"image {ref} is not in {runtime.name}'s store: {last_line(done.stderr)}")
     return done.stdout.strip().removeprefix("sha256:")
 
 
@@ -212,7 +212,7 @@ def start(runtime: Runtime, image: str, *, labels: Mapping[str, str] | None = No
     (``exec_in``); its ID. The caller removes it (``remove``), whatever happens."""
     done = _run(runtime, run_argv(runtime, image, labels=labels)[1:])
     if done.returncode != 0 or not done.stdout.strip():
-        raise ContainerProblem(f"{runtime.name} cannot start a container of {image}: {_hint(_last_line(done.stderr))}")
+        raise ContainerProblem(f"{runtime.name} cannot start a container of {image}: {hint(last_line(done.stderr))}")
     return done.stdout.strip()
 
 
@@ -232,7 +232,7 @@ def copy_in(runtime: Runtime, container: str, source: Path, target: str) -> None
     """Copy the directory ``source`` into the container as ``target`` (which must not exist)."""
     done = _run(runtime, cp_argv(runtime, str(source), f"{container}:{target}")[1:])
     if done.returncode != 0:
-        raise ContainerProblem(f"{runtime.name} cannot copy {source} into its container: {_last_line(done.stderr)}")
+        raise ContainerProblem(f"{runtime.name} cannot copy {source} into its container: {last_line(done.stderr)}")
 
 
 def copy_out(runtime: Runtime, container: str, source: str, target: Path) -> bool:
@@ -249,21 +249,21 @@ def remove(runtime: Runtime, container: str) -> None:
     if done.returncode != 0:
         done = _run(runtime, rm_argv(runtime, container)[1:])
     if done.returncode != 0:
-        raise ContainerProblem(f"{runtime.name} cannot remove container {container[:12]}: {_last_line(done.stderr)}")
+        raise ContainerProblem(f"{runtime.name} cannot remove container {container[:12]}: {last_line(done.stderr)}")
 
 
 def containers_labelled(runtime: Runtime, key: str, value: str) -> list[str]:
     """The IDs of every container, running or not, that carries the label ``key=value``."""
     done = _run(runtime, ["ps", "--all", "--quiet", "--no-trunc", "--filter", f"label={key}={value}"])
     if done.returncode != 0:
-        raise ContainerProblem(f"{runtime.name} cannot list its containers: {_last_line(done.stderr)}")
+        raise ContainerProblem(f"{runtime.name} cannot list its containers: {last_line(done.stderr)}")
     return done.stdout.split()
 
 
 def remove_image(runtime: Runtime, ref: str) -> None:
     done = _run(runtime, ["image", "rm", "--force", ref])
     if done.returncode != 0:
-        raise ContainerProblem(f"{runtime.name} cannot remove image {ref}: {_last_line(done.stderr)}")
+        raise ContainerProblem(f"{runtime.name} cannot remove image {ref}: {last_line(done.stderr)}")
 
 
 def _run(runtime: Runtime, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
@@ -277,7 +277,8 @@ _SETTINGS = (
 )
 
 
-def _hint(line: str) -> str:
+def hint(line: str) -> str:
+    """The runtime's line, with the setting this machine needs when it names one."""
     return next((f"{line} ({setting})" for marker, setting in _SETTINGS if marker in line), line)
 
 
@@ -286,6 +287,6 @@ def _last_step(output: str) -> str | None:
     return steps[-1] if steps else None
 
 
-def _last_line(text: str) -> str:
+def last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else "(it printed nothing)"

@@ -9,6 +9,7 @@ import json
 import shutil
 import signal
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -93,6 +94,26 @@ def test_a_client_that_cannot_run_in_a_container_is_refused_before_anything_runs
     (line,) = [line for line in refused.output.splitlines() if line.startswith("Error:")]
     assert refused.exit_code == 2 and line.startswith("Error: --agent: ") and says in line, refused.output
     assert not out.exists()
+
+
+def test_a_prebuilt_image_named_by_a_tag_is_refused_for_a_live_run_and_by_digest_runs(tmp_path):
+    # A tag can move under an approved plan; a digest names one image for good.
+    runtime, base = base_image()
+    task = harbor_image_task(tmp_path / "tagged", base, STEPS)
+    shutil.rmtree(task / "environment")
+    (task / "task.toml").write_text(f'[verifier]\ntimeout_sec = 60\n[environment]\ndocker_image = "{base}"\n')
+    out = tmp_path / "out"
+    args = ["coding", "--campaign", "--providers", "offline", "--task-suite", str(task.parent), "--repetitions", "1", "--live", "--output-dir", str(out)]
+    refused = run(args)
+    (line,) = [line for line in refused.output.splitlines() if line.startswith("Error:")]
+    assert refused.exit_code == 2 and f"names the image {base} by a tag" in line and "--task-suite" in line, refused.output
+    assert not out.exists()
+    digest = subprocess.run([runtime.executable, "image", "inspect", "--format", "{{.Digest}}", base], capture_output=True, text=True, check=True).stdout.strip()
+    (task / "task.toml").write_text(f'[verifier]\ntimeout_sec = 60\n[environment]\ndocker_image = "{base.rsplit(":", 1)[0]}@{digest}"\n')
+    done = run(args)
+    assert done.exit_code == 0, done.output
+    assert {o for (o,) in rows(out, "SELECT outcome FROM attempts")} <= {"passed", "failed"}
+    assert kept_containers(runtime, out / "campaign.db") == []
 
 
 def campaign_of(suite: Path, out: Path) -> list[str]:

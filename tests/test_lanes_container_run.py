@@ -29,7 +29,7 @@ from campaign.store.migrate import open_store
 from campaign.supervise import Supervisor
 from campaign.supervise.recovery import recover_attempt
 from campaign.supervise.cgroup import PARENT, attempt_cgroup_name, cgroup_v1_mounts, remove_v1_twins
-from helpers.containers import base_image
+from helpers.containers import base_image, kept_containers
 from test_containers import harbor_image_task
 
 PACKAGE = Path(campaign.__file__).resolve().parent
@@ -80,7 +80,7 @@ def run_in_container(tmp_path: Path, image_task, agent_args: list[str], agent_ti
     with sup:
         session = ContainerSession.for_attempt(sup, runtime, os.environ)
         mounts = [Mount(PACKAGE, "/opt/campaign/campaign"), Mount(task_dir.parent, str(task_dir.parent))]
-        assert session.start(image, mounts=mounts, tmpfs=["/campaign/home", "/campaign/tmp"])
+        session.start(image, mounts=mounts, tmpfs=["/campaign/home", "/campaign/tmp"])
         env = {"HOME": "/campaign/home", "TMPDIR": "/campaign/tmp", "PYTHONPATH": "/opt/campaign", "PYTHONDONTWRITEBYTECODE": "1"}
         client = session.exec("client", offline_agent(task_dir, *agent_args), timeout=agent_timeout, workdir="/app", env=env)
         quiesced = session.quiesce()
@@ -146,7 +146,7 @@ def test_a_container_reaches_the_socket_bound_on_its_loopback_and_nothing_of_the
     sup = Supervisor(engine, attempt_id, root, confine_members=False)
     with sup, host_server:
         session = ContainerSession.for_attempt(sup, runtime, os.environ)
-        assert session.start(image)
+        session.start(image)
         inside = session.loopback_listener()
         with inside:
             argv = ["python3", "-c", _PROBE, str(inside.getsockname()[1]), str(host_server.getsockname()[1])]
@@ -191,9 +191,7 @@ engine, attempt_id, root = attempt(Path({tmp!r}))
 sup = Supervisor(engine, attempt_id, root, confine_members=False)
 sup.__enter__()
 session = ContainerSession.for_attempt(sup, Runtime("podman", {podman!r}), os.environ)
-if not session.start({image!r}):
-    print(session.logs.joinpath("container-01-runtime.err").read_text(), file=sys.stderr)
-    raise SystemExit(3)
+session.start({image!r})
 sup.start("client", session_argv := [{podman!r}, "exec", session.name, "sleep", "600"], env=dict(session.env))
 print(attempt_id, session.name, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
@@ -280,6 +278,17 @@ def test_an_agent_that_fails_its_image_task_fails_it_in_its_container(tmp_path, 
     engine, outcome = image_attempt(tmp_path, image_task, "--success-legacy", "0")
     assert (outcome.outcome, outcome.verified_pass, outcome.verifier.reward) == ("failed", False, False), outcome
     assert outcome.cleanup_complete
+
+
+def test_a_container_the_runtime_cannot_start_is_an_engine_fault_never_a_verdict(tmp_path, image_task):
+    # The image gone between the plan and the attempt (removed by hand): the machine's
+    # failure, recorded with the runtime's own line; no verifier runs, nothing is left.
+    runtime, _, task_dir = image_task
+    engine, outcome = image_attempt(tmp_path, (runtime, "0" * 64, task_dir), "--success-legacy", "1")
+    assert (outcome.outcome, outcome.failure_class, outcome.verified_pass) == ("engine_error", "engine_error", None), outcome
+    assert outcome.error.startswith("ContainerProblem: podman cannot start a container of image 000000000000: ") and outcome.cleanup_complete, outcome.error
+    assert outcome.verifier.exit_code is None
+    assert kept_containers(runtime, tmp_path / "store.db") == []
 
 
 def test_a_hung_agent_in_its_container_times_out_and_nothing_is_left(tmp_path, image_task):

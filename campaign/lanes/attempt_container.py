@@ -29,7 +29,6 @@ from pathlib import Path
 from campaign import testhooks
 from campaign.agents import profiles
 from campaign.containers import Mount
-from campaign.errors import CampaignError
 from campaign.lanes import container_client, spend_watch
 from campaign.lanes import wire as lanes_wire
 from campaign.lanes.attempt_plan import AttemptPlan
@@ -90,10 +89,9 @@ def _run_inside(run: AttemptRun, held: PinnedRoot, sup: Supervisor, session: Con
     values = placeholder_values(plan, trial, root, Path(INBOX) / "prompt.md", Path(INBOX) / "agent-config.toml" if config_path else None)
     values |= {"cwd": APP, "python": "python3"}
     sup.verify_ledger()
-    if not session.start(plan.container.image, mounts=_mounts(plan, inbox, install), tmpfs=[HOME, TMP]):
-        sup.log(f"the container of image {plan.container.image[:12]} did not start")
-        state.boot_ok = False
-        return
+    # A container that cannot start, or a socket that cannot be bound in it, is the
+    # machine's failure: it ends the attempt as an engine fault, never a verdict.
+    session.start(plan.container.image, mounts=_mounts(plan, inbox, install), tmpfs=[HOME, TMP])
     secrets: dict[str, str] = {}
     if plan.wire is not None:
         if not _start_wire(run, held, sup, session):
@@ -131,15 +129,11 @@ def _run_inside(run: AttemptRun, held: PinnedRoot, sup: Supervisor, session: Con
 
 def _start_wire(run: AttemptRun, held: PinnedRoot, sup: Supervisor, session: ContainerSession) -> bool:
     """The replay (when the route's upstream is) and the recording proxy, serving on the
-    container's loopback; False (the wire did not start) when either cannot."""
+    container's loopback; False (the wire did not start) when either does not answer, as
+    on the host. A socket that cannot be bound in the container raises: the machine's."""
     plan, state = run.plan, run.state
     assert plan.wire is not None
-    try:
-        listener = session.loopback_listener()
-    except CampaignError as exc:
-        sup.log(f"the recording proxy cannot listen in container {session.name}: {exc}")
-        state.wire_ok = False
-        return False
+    listener = session.loopback_listener()
     try:
         state.wire = lanes_wire.start(sup, held, plan.wire, plan.task, runner_python=plan.python, deadline=run.deadline, timer=run.timer, listener=listener)
     except lanes_wire.WireStartFailed:

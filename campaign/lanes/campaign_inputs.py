@@ -206,7 +206,7 @@ def validate(
     base = load_base_config(Path(opts.config).expanduser()) if opts.config else parse_base_config(b"", "the empty base config")
     configs = variant_configs(base, variants, list(profiles.values()))
     # Built only where trials may run: a dry run finds what was built before, builds nothing.
-    images = task_images.prepare(tasks, list(profiles.values()), opts.container_runtime, build=probe)
+    images = task_images.prepare(tasks, list(profiles.values()), opts.container_runtime, build=probe, live=bool(opts.live))
     environments = probe_environments(tasks, images)
     probed = {p.name: _probed(profiles[p.name], p, wires[p.name], versions[p.name], environments, stored, probe, variants) for p in providers}
     if opts.live or opts.rehearse:

@@ -89,12 +89,16 @@ class ContainerSession:
         """The last step's standard output."""
         return self.last_output.read_text(errors="replace") if self.last_output else ""
 
-    def start(self, image: str, *, mounts: Sequence[Mount] = (), tmpfs: Sequence[str] = ()) -> bool:
+    def start(self, image: str, *, mounts: Sequence[Mount] = (), tmpfs: Sequence[str] = ()) -> None:
+        """The container, up; ContainerProblem (the machine's failure, never the agent's)
+        with the runtime's last line, and the setting it needs here when it names one."""
         # Before the container can exist: a recovery after a killed runner finds it from this.
         container_record.write(str(self.logs), self.runtime.executable)
         labels = {containers.ATTEMPT_LABEL: self.name}
         argv = containers.run_argv(self.runtime, image, name=self.name, labels=labels, cgroup_parent=self.cgroup_parent, mounts=mounts, tmpfs=tmpfs)
-        return self.step("runtime", argv).exit_code == 0
+        if self.step("runtime", argv).exit_code != 0:
+            why = self.last_output.with_suffix(".err").read_text(errors="replace") if self.last_output else ""
+            raise containers.ContainerProblem(f"{self.runtime.name} cannot start a container of image {image[:12]}: {containers.hint(containers.last_line(why))}")
 
     def exec(
         self,

@@ -165,7 +165,7 @@ def validate(opts: CodingOptions, db: str | None, cwd: Path) -> PairedInputs:
         read_json_object(Path(opts.plan).expanduser(), "the plan", option="--plan")  # type: ignore[arg-type]
     # Built before the plan is (its image IDs are in the plan's digests); the live run of an
     # approved plan finds them under their tags, never rebuilds them.
-    images = task_images.prepare(selection.tasks, [profile], opts.container_runtime)
+    images = task_images.prepare(selection.tasks, [profile], opts.container_runtime, live=True)  # a paired plan is for a live run
     return PairedInputs(
         source=source,
         launcher=launcher,

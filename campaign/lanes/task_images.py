@@ -12,6 +12,7 @@ experiment and in every attempt row, so a rebuilt image is a different experimen
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 
 from campaign import containers
@@ -23,21 +24,40 @@ from campaign.lanes.attempt_plan import ContainerSpec, fixture_digest
 
 
 def prepare(
-    tasks: Sequence[Task], profiles: Sequence[AgentProfile], choice: str | None = None, *, build: bool = True, environ: Mapping[str, str] = os.environ
+    tasks: Sequence[Task],
+    profiles: Sequence[AgentProfile],
+    choice: str | None = None,
+    *,
+    build: bool = True,
+    live: bool = False,
+    environ: Mapping[str, str] = os.environ,
 ) -> dict[str, ContainerSpec]:
     """{task: its runtime and image} for the tasks that ship one (none: no runtime needed).
     ``build=False`` (a dry run) only finds images built before, and leaves the others out.
     One line, before any trial, for what cannot be: a client that cannot run in a
     container (``container_client``), no runtime, a build that fails, a prebuilt image
-    not on this machine (nothing is pulled)."""
+    not on this machine (nothing is pulled), and for a ``live`` run a prebuilt image named
+    by a tag (a tag can move under an approved plan; a digest or an image ID cannot)."""
     shipping = [t for t in tasks if t.ships_image]
     if not shipping:
         return {}
+    moving = next((t for t in shipping if live and t.image_ref is not None and not _immutable(t.image_ref)), None)
+    if moving is not None:
+        raise UsageProblem(
+            f"task {moving.name}: task.toml names the image {moving.image_ref} by a tag, which can move under an approved plan; "
+            "name it by digest for a live run (NAME@sha256:..., which `podman image inspect --format '{{.Digest}}' IMAGE` prints)",
+            option="--task-suite",
+        )
     for profile in profiles:
         container_client.installation(profile, environ)
     runtime = containers.find_runtime(choice)
     found = {task.name: _image(runtime, task, build) for task in shipping}
     return {name: ContainerSpec(runtime, image) for name, image in found.items() if image is not None}
+
+
+def _immutable(ref: str) -> bool:
+    """Whether ``ref`` names one image for good: by digest, or by the image's own ID."""
+    return "@sha256:" in ref or re.fullmatch(r"(sha256:)?[0-9a-f]{64}", ref) is not None
 
 
 def _image(runtime: containers.Runtime, task: Task, build: bool) -> str | None:
