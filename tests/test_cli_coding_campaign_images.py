@@ -41,6 +41,10 @@ def image_suite(tmp_path_factory) -> tuple[containers.Runtime, Path]:
             pass  # never built (a test refused before any build)
 
 
+def volume_names(runtime: containers.Runtime) -> set[str]:
+    return set(subprocess.run([runtime.executable, "volume", "ls", "--quiet"], capture_output=True, text=True, check=True).stdout.split())
+
+
 def rows(out: Path, sql: str) -> list[tuple]:
     with sqlite3.connect(out / "campaign.db") as conn:
         return conn.execute(sql).fetchall()
@@ -50,8 +54,10 @@ def test_a_campaign_runs_each_image_task_in_its_own_container(tmp_path, image_su
     runtime, suite = image_suite
     out = tmp_path / "out"
     args = ["coding", "--campaign", "--providers", "offline", "--task-suite", str(suite), "--repetitions", "2", "--live", "--output-dir", str(out)]
+    volumes = volume_names(runtime)
     done = run(args)
     assert done.exit_code == 0, done.output
+    assert volume_names(runtime) == volumes  # an attempt's mounts are binds and tmpfs: no volume is made
     attempts = rows(out, "SELECT t.task, a.outcome, a.cleanup_complete, a.fixture_digest FROM attempts a JOIN trials t ON t.id = a.trial_pk")
     assert len(attempts) == 8 and {o for _, o, _, _ in attempts} <= {"passed", "failed"} and all(c == 1 for _, _, c, _ in attempts), attempts
     assert "passed" in {o for _, o, _, _ in attempts}  # the offline agent solves some, judged inside
