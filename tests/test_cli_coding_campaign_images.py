@@ -122,6 +122,19 @@ def test_a_prebuilt_image_named_by_a_tag_is_refused_for_a_live_run_and_by_digest
     assert kept_containers(runtime, out / "campaign.db") == []
 
 
+def test_the_nonpaired_lane_runs_each_image_task_once_in_its_own_container(tmp_path, image_suite):
+    runtime, suite = image_suite
+    db = tmp_path / "store.db"
+    done = run(["coding", "--task-suite", str(suite), "--container-runtime", "podman", "--output", str(tmp_path / "report.json"), "--db", str(db)])
+    assert done.exit_code == 0, done.output
+    with sqlite3.connect(db) as conn:
+        attempts = conn.execute("SELECT outcome, cleanup_complete, fixture_digest FROM attempts").fetchall()
+    tasks = benchmark.load_suite(suite).tasks
+    assert len(attempts) == 2 and {o for o, _, _ in attempts} <= {"passed", "failed"} and all(c == 1 for _, c, _ in attempts), attempts
+    assert not {d for _, _, d in attempts} & {benchmark.fixture_digest(t) for t in tasks}  # each image's ID is in its digest
+    assert kept_containers(runtime, db) == []
+
+
 def campaign_of(suite: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "campaign", "coding", "--campaign", "--providers", "offline", "--task-suite", str(suite),
             "--repetitions", "1", "--live", "--resume", "--output-dir", str(out)]  # fmt: skip

@@ -174,7 +174,7 @@ def _say_why_unfinished(result) -> None:
 @click.option("--max-total-spend-usd", metavar="USD", help="Campaign only, with --attempt-ceiling-usd: one cap over every provider's spend together, held even when workers race.")
 @click.option("--attempt-ceiling-usd", metavar="USD", help="Campaign only, with a cap: the most one attempt may spend, reserved when it is admitted; a higher cost stops that provider.")
 @click.option("--parallel-providers", type=int, metavar="N", help="Campaign only: run N local workers on the store, so providers run in parallel (each provider's trials stay one at a time, in schedule order). Workers elsewhere join with campaign worker.")
-@click.option("--container-runtime", type=click.Choice(["podman", "docker"]), help="With --campaign or --paired: the container runtime for tasks that ship an image [default: podman, else docker].")
+@click.option("--container-runtime", type=click.Choice(["podman", "docker"]), help="The container runtime for tasks that ship an image [default: podman, else docker].")
 @click.option("--rehearse", is_flag=True, help="Campaign only: run this exact command for free first: every provider's upstream is the replay provider, every price synthetic, no credential read, nothing leaves the machine. Use its own --output-dir.")
 @click.option("--pilot", type=ROW_ID, metavar="ID", help="Plan-only --paired and --campaign: print what this size can detect and will cost, forecast from this finished campaign (see campaign power); warns, never refuses.")
 @click.option("--pilot-db", type=StoreTarget(), metavar="URL|PATH", help="With --pilot: the pilot's store [default: this run's own store].")

@@ -25,6 +25,7 @@ from campaign.lanes.wire import resolve_route
 from campaign.providers import REPLAY, Provider, load_catalog, provider_for_route
 from campaign.errors import Interrupted, UsageProblem
 from campaign.lanes import options as opt
+from campaign.lanes import task_images
 from campaign.lanes.attempt import AttemptPlan, run_attempt
 from campaign.experiment import nonpaired as nonpaired_experiment
 from campaign.schedule import single_run
@@ -55,7 +56,7 @@ class NonpairedResult:
 
 def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda line: None, timer: Callable[[], float] = time.monotonic) -> NonpairedResult:
     """Validate everything first (nothing written on bad input), then run each task once."""
-    selection = opt.select_tasks(opts)
+    selection = opt.select_tasks(opts, images=True)
     tasks = selection.tasks
     source = opt.resolve_source(opts.source, Path.cwd()) if (opts.source or opts.launcher) else None
     launcher = opt.resolve_launcher(opts.launcher, source) if source else None
@@ -74,6 +75,8 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
     output = Path(opts.output).expanduser().resolve()
     if output.is_dir():
         raise UsageProblem(f"{opts.output} is a directory; give a file path", option="--output")
+    # Last of the checks: it may build images (each task that ships one runs in a container of it).
+    images = task_images.prepare(tasks, [profile], opts.container_runtime, live=profile.paid)
 
     engine = open_store(db)
     try:
@@ -99,7 +102,7 @@ def run(opts: opt.CodingOptions, db: str | None, *, progress: Progress = lambda 
                         break
                     if not repository.admit_trial(engine, trial.id):
                         continue
-                    plan = AttemptPlan(task=selection.task(trial.task), profile=profile, model=model, seed=0, timeout_s=timeout, credential_names=credentials, launcher=str(launcher) if launcher else None, failure_dir=opts.failure_dir, wire=wire)
+                    plan = AttemptPlan(task=selection.task(trial.task), profile=profile, model=model, seed=0, timeout_s=timeout, credential_names=credentials, launcher=str(launcher) if launcher else None, failure_dir=opts.failure_dir, wire=wire, container=images.get(trial.task))
                     result = run_attempt(engine, trial, plan)
                     attempted += 1
                     passed += result.outcome == "passed"

@@ -194,11 +194,6 @@ def check_campaign_mode(opts: CodingOptions) -> SpendLimits | None:
             raise UsageProblem(f"{', '.join(names)} only apply with --campaign", option=names[0])
         if opts.variants is not None and not opts.paired:
             raise UsageProblem("--variants picks the variants a paired comparison runs: it applies with --paired or --campaign, never to the nonpaired lane", option="--variants")
-        if opts.container_runtime is not None and not opts.paired:
-            raise UsageProblem(
-                "--container-runtime runs the tasks that ship an image: it applies with --paired or --campaign; the nonpaired lane runs no image task",
-                option="--container-runtime",
-            )
         return None
     names = _given(opts, NOT_IN_CAMPAIGN)
     if names:
