@@ -47,6 +47,8 @@ SLOW_MODULES = (
     "test_lanes_image_check",
     "test_lanes_container_run",
     "test_cli_coding_campaign_images",
+    "test_cli_coding_paired_images",
+    "test_clients_containers",
     "test_cli_coding_campaign_spend",
     "test_replay_scripts",
     "test_cli_coding_suite",

@@ -39,7 +39,6 @@ def rows(db: Path, sql: str) -> list[tuple]:
         return conn.execute(sql).fetchall()
 
 
-@pytest.mark.slow  # a plan, its probe in two images' containers, four attempts: about 25 s
 def test_a_paired_plan_binds_each_image_and_its_live_run_confirms_every_attempt_in_its_container(ws: Workspace, monkeypatch, image_suite):  # noqa: F811
     runtime, suite = image_suite
     monkeypatch.setenv(CRED, "unused-value")
