@@ -104,7 +104,7 @@ def top_level(module: str) -> str:
 # module or package must be placed here on purpose.
 LAYERS = (
     {"vocabulary", "canonical", "errors", "bulk", "testhooks", "inputs", "credential_shapes"},
-    {"schedule", "experiment", "plan", "digests", "isolation", "containers"},
+    {"schedule", "experiment", "plan", "digests", "isolation", "containers", "listeners"},
     {"store"},
     {"agents", "benchmark", "config", "profiler", "providers", "spend", "approval", "progress", "supervise", "report", "power", "replay"},
     {"lanes", "view"},
