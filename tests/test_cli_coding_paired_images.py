@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from campaign import benchmark
+from campaign import benchmark, containers
 from campaign.agents.profiles import PROFILES_DIR
-from helpers.containers import kept_containers
+from helpers.containers import base_image, kept_containers
 from test_cli_coding_campaign_images import image_suite  # noqa: F401 (a fixture)
 from workspace import Workspace, approve_and_go_live
 
@@ -55,3 +56,26 @@ def test_a_paired_plan_binds_each_image_and_its_live_run_confirms_every_attempt_
         assert json.loads(applied) == [{"baseline": "legacy", "coding": "coding"}[variant]], attempts
         assert digest == plan["experiment"]["fixture_digests"][task]
     assert kept_containers(runtime, ws.db_path) == []
+
+
+def test_an_image_rebuilt_after_approval_is_a_different_experiment(ws: Workspace, monkeypatch, image_suite):  # noqa: F811
+    # The task's tag moved to another image between approval and the live run (a rebuild
+    # behind the experiment's back): refused before any trial, naming the digests.
+    runtime, suite = image_suite
+    monkeypatch.setenv(CRED, "unused-value")
+    (task,) = [t for t in benchmark.load_suite(suite).tasks if t.name == "sum-in-image"]
+    tag = containers.image_tag(task.name, task.image_context)
+    args = ws.args("--agent", str(wire_agent(ws)), "--task-suite", str(suite), "--repetitions", "1", "--model", "replay:scripted", tasks=task.name)
+    built: list[str] = []
+
+    def rebuild() -> None:
+        built.append(containers.image_id(runtime, tag))
+        subprocess.run([runtime.executable, "tag", base_image()[1], tag], check=True, capture_output=True)
+
+    try:
+        result, _, _ = approve_and_go_live(ws, args, CRED, between=rebuild)
+    finally:
+        if built:
+            subprocess.run([runtime.executable, "tag", built[0], tag], check=True, capture_output=True)
+    assert result.exit_code == 2 and "fixture_digests[sum-in-image]: the image of task sum-in-image is not the one the plan was approved with" in result.output, result.output
+    assert rows(ws.db_path, "SELECT count(*) FROM attempts") == [(0,)]

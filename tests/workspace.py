@@ -89,8 +89,9 @@ def refused(ws: Workspace, args: list[str], *needles: str) -> str:
     return error_lines[0]
 
 
-def approve_and_go_live(ws: Workspace, args: list[str], credential: str):
-    """Plan with ``args``, approve the extracted plan with generous limits, run it live.
+def approve_and_go_live(ws: Workspace, args: list[str], credential: str, *, between=None):
+    """Plan with ``args``, approve the extracted plan with generous limits, run it live
+    (``between``: called once the plan is approved, before the live run).
 
     Returns (CLI result, approved plan, live report path).
     """
@@ -107,4 +108,6 @@ def approve_and_go_live(ws: Workspace, args: list[str], credential: str):
     report = ws.root / "reports" / "live.json"
     live = [*args, "--live", "--plan", str(plan_path), "--approve-plan-digest", spec_digest(plan)]
     live[live.index("--output") + 1] = str(report)
+    if between is not None:
+        between()
     return run(live), plan, report

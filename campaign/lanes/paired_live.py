@@ -33,6 +33,7 @@ from campaign.lanes.attempt import AttemptOutcome, run_attempt
 from campaign.lanes.attempt_plan import AttemptSource
 from campaign.lanes.breaker import MAX_FAULT_ATTEMPTS, Breaker, Halt
 from campaign.lanes.options import CodingOptions
+from campaign.lanes import task_images
 from campaign.lanes.paired_plan import PairedInputs, compute_experiment, validate
 from campaign.profiler.wire import bound_catalog_format
 from campaign.plan import read_json_object
@@ -155,8 +156,16 @@ def run(
             f"the agent profile {inputs.profile.name!r} declares build artifacts but none exist under {inputs.source}; build first, then plan and approve",
             option="--agent",
         )
+    approved = plan["experiment"] if isinstance(plan.get("experiment"), dict) else {}
+    rebuilt = task_images.rebuilt_since(approved.get("fixture_digests") or {}, inputs.tasks, inputs.images)
+    if rebuilt is not None:
+        raise UsageProblem(
+            f"fixture_digests[{rebuilt}]: the image of task {rebuilt} is not the one the plan was approved with (its tag now names image "
+            f"{inputs.images[rebuilt].image[:12]}); a rebuilt image is a different experiment: plan and approve again",
+            option="--plan",
+        )
     # Measured as the approved plan measured them: a plan bound before format 2 keeps format 1.
-    catalog_format = bound_catalog_format(plan["experiment"] if isinstance(plan.get("experiment"), dict) else {})
+    catalog_format = bound_catalog_format(approved)
     experiment = compute_experiment(inputs, catalog_format)
     schedule = experiment.schedule()
     approval = authorize(plan, opts.approve_plan_digest or "", len(schedule), environ, experiment.as_dict())

@@ -77,6 +77,14 @@ def _image(runtime: containers.Runtime, task: Task, build: bool) -> str | None:
         raise UsageProblem(where if where.startswith("task ") else f"task {task.name}: {where}", option="--task-suite") from None
 
 
+def rebuilt_since(approved: Mapping[str, str], tasks: Sequence[Task], images: Mapping[str, ContainerSpec]) -> str | None:
+    """The first image task whose image is not the one ``approved`` (a plan's fixture
+    digests) bound: its tag now names another image (rebuilt or retagged). Checked before
+    anything runs in it, the probe included, so the refusal names the image."""
+    now = digests(tasks, images)
+    return next((name for name in sorted(images) if name in approved and approved[name] != now[name]), None)
+
+
 def digests(tasks: Sequence[Task], images: Mapping[str, ContainerSpec]) -> dict[str, str]:
     """Each task's fixture digest as the experiment records it (its image's ID in it)."""
     return {t.name: fixture_digest(t, images.get(t.name)) for t in tasks}
