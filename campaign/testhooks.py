@@ -24,6 +24,8 @@ The boundaries, in the order a run passes them:
 ``attempt-row``       the attempt row committed (status running)
 ``contained``         the supervisor entered: its cgroup made and recorded
 ``ledger``            a ledger row committed, its process still held at the gate
+``ledger-read``       the supervisor reading its ledger back (first: verifying it
+                      before the client runs; then at teardown)
 ``client``            the client returned (its counters recorded)
 ``verifier``          the hidden verifier returned
 ``teardown``          every process stopped and the verdict recorded
@@ -43,7 +45,7 @@ import os
 import signal
 
 ENV = "CAMPAIGN_TEST_STOP_AT"
-BOUNDARIES = ("start", "leased", "admitted", "attempt-row", "contained", "ledger", "client", "verifier", "teardown", "finalized", "between", "last", "exit", "report", "recovering")
+BOUNDARIES = ("start", "leased", "admitted", "attempt-row", "contained", "ledger", "ledger-read", "client", "verifier", "teardown", "finalized", "between", "last", "exit", "report", "recovering")
 SIGNALS = {"KILL": signal.SIGKILL, "TERM": signal.SIGTERM, "INT": signal.SIGINT, "HUP": signal.SIGHUP, "QUIT": signal.SIGQUIT}
 
 

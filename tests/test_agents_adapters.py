@@ -362,3 +362,18 @@ def test_parsers_are_total_on_arbitrary_json(value, lines):
         # parse_output, not the safety net: the parsers themselves must not raise.
         record = get_adapter(name).parse_output(raw.decode(), 0)
         assert isinstance(record, AgentRecord)
+
+
+def test_the_parse_safety_net_never_takes_the_operators_stop_for_unreadable_output():
+    from campaign.agents.adapters.base import Adapter
+    from campaign.errors import Interrupted
+
+    def stopped(body: str, exit_code: int | None) -> AgentRecord:
+        raise Interrupted("received SIGINT")
+
+    def broken(body: str, exit_code: int | None) -> AgentRecord:
+        raise KeyError("usage")
+
+    with pytest.raises(Interrupted):
+        Adapter("x", False, stopped).parse(b"{}", b"", 0)
+    assert Adapter("x", False, broken).parse(b"{}", b"", 0).error_class == "unparseable_output"

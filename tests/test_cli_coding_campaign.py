@@ -256,6 +256,21 @@ def test_resume_refuses_after_an_unverified_cleanup(tmp_path):
     invariants(out)
 
 
+def test_a_stop_while_the_supervisor_reads_its_ledger_back_is_an_interruption(tmp_path):
+    # The read before the client runs took the operator's Ctrl-C for an unreadable ledger:
+    # the attempt ended as an engine error and the run exited 3, the interrupt lost.
+    out = tmp_path / "out"
+    runner_tmp = tmp_path / "runner-tmp"
+    runner_tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(runner_tmp), "CAMPAIGN_TEST_STOP_AT": "ledger-read:1:INT"}
+    done = subprocess.run([sys.executable, "-m", "campaign", *base(out, "--live")], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 130, done.stdout + done.stderr
+    assert db_rows(out, "SELECT status, outcome, failure_class FROM attempts") == [("interrupted", "interrupted", "interrupted")]
+    again = run(base(out, "--live", "--resume"))
+    assert again.exit_code == 0, again.output
+    invariants(out)
+
+
 def _count(out: Path, sql: str) -> int:
     try:
         return db_rows(out, sql)[0][0]

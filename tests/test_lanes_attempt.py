@@ -16,7 +16,7 @@ from campaign.agents.profiles import load_profile
 from campaign.config import parse_base_config, render_variant
 from campaign.errors import Interrupted
 from campaign.lanes import bundles
-from campaign.lanes.attempt import AttemptPlan, classify, run_attempt, within
+from campaign.lanes.attempt import AttemptPlan, classify, interruption_in, run_attempt, within
 from campaign.agents.record import AgentRecord
 from campaign.schedule import build_schedule
 from campaign.store import repository
@@ -425,3 +425,21 @@ def test_tampered_captures_or_workspace_never_pass():
 @pytest.mark.parametrize(("remaining", "own", "deadline"), [(100.0, None, 100.0), (100.0, 30.0, 30.0), (20.0, 30.0, 20.0), (-5.0, 30.0, 0.001)])
 def test_a_tasks_own_timeout_applies_within_what_is_left_of_the_attempt(remaining, own, deadline):
     assert within(remaining, own) == deadline
+
+
+def test_a_failure_raised_while_an_interrupt_unwound_is_that_interrupt():
+    # A cleanup that met a half-done step raises its own error with the operator's stop in
+    # its chain: the attempt is interrupted, never an engine error.
+    stop = Interrupted("received SIGINT")
+    try:
+        try:
+            raise stop
+        except Interrupted:
+            raise OSError("Bad file descriptor")
+    except OSError as exc:
+        secondary = exc
+    assert interruption_in(secondary) is stop and interruption_in(stop) is stop
+    assert interruption_in(RuntimeError("no stop anywhere")) is None
+    wrapped = ValueError("wrapped")
+    wrapped.__cause__ = secondary
+    assert interruption_in(wrapped) is stop

@@ -99,7 +99,7 @@ def run_attempt(
     except Exception as exc:  # Interrupted included: the row is written before it propagates
         if run.attempt_id is None:
             raise  # no row was started: nothing to finish
-        stopped_by = exc
+        stopped_by = interruption_in(exc) or exc
     with critical():
         try:
             return _finish(run, run.attempt_id, stopped_by)
@@ -269,6 +269,20 @@ def _profiling_finalization(plan: AttemptPlan, state: Observed) -> tuple[bool | 
     finally:
         session.close()
     return session.capture.flush_complete, session.capture.problem is None
+
+
+def interruption_in(exc: BaseException) -> Interrupted | None:
+    """The operator's stop behind ``exc``, if one is in its chain: a failure raised while
+    an interrupt unwound (a cleanup that met a half-done step) is that interrupt's, and
+    the attempt is interrupted, never an engine error."""
+    seen: set[int] = set()
+    found: BaseException | None = exc
+    while found is not None and id(found) not in seen:
+        if isinstance(found, Interrupted):
+            return found
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    return None
 
 
 def _finish(run: AttemptRun, attempt_id: int, stopped_by: BaseException | None) -> AttemptOutcome:

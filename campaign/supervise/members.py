@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
-from campaign.errors import CampaignError
+from campaign import testhooks
+from campaign.errors import CampaignError, Interrupted
 from campaign.store import repository
 from campaign.store.repository import LedgerMember
 from campaign.supervise import pidfd as pidfds
@@ -76,7 +77,12 @@ class Records:
     def ledger(self) -> list[LedgerEntry] | None:
         """Every ledger row of the attempt; None when they cannot be read."""
         try:
+            testhooks.reached("ledger-read")
             return repository.ledger_for(self.engine, self.attempt_id)
+        except Interrupted:
+            # The operator's stop, not an unreadable ledger: taken for one, it ended the
+            # attempt as an engine error and the interrupt was lost (exit 3, not 130).
+            raise
         except Exception:  # the evidence itself is unreadable: fail closed
             return None
 
@@ -86,6 +92,8 @@ def guarded(log: CleanupLog, action: Callable[[], object]) -> bool:
     try:
         action()
         return True
+    except Interrupted:
+        raise  # the operator's stop is never a failed write (teardown defers it anyway)
     except Exception as exc:  # recording must not abort teardown
         log(f"store write failed: {exc.__class__.__name__}")
         return False

@@ -15,6 +15,7 @@ from typing import Callable
 
 from campaign.agents.adapters._read import decode
 from campaign.agents.record import AgentRecord, unknown_record
+from campaign.errors import Interrupted
 
 ParseFn = Callable[[str, "int | None"], AgentRecord]
 
@@ -34,5 +35,7 @@ class Adapter:
             return unknown_record("empty_output", input_includes_cached=self.input_includes_cached)
         try:
             return self.parse_output(body, exit_code)
+        except Interrupted:
+            raise  # the operator's stop, not output the adapter could not read
         except Exception:  # noqa: BLE001 - the safety net is the point; see module docstring
             return unknown_record("unparseable_output", input_includes_cached=self.input_includes_cached)
