@@ -8,6 +8,7 @@ import click
 
 from campaign.cli.common import core_errors, db_option
 from campaign.cli.paths import OutputFile, StoreTarget
+from campaign.errors import Interrupted
 from campaign.store import migrate, query
 from campaign.store.engine import describe, open_failure, resolve_url
 
@@ -54,6 +55,8 @@ def current(db: str | None) -> None:
         try:
             state = migrate.schema_state(engine)
             revision = migrate.current_revision(engine) if state != "empty" else None
+        except Interrupted:
+            raise  # the operator's stop, not a store that cannot be opened
         except Exception as exc:  # a file that is not a database, a refused connection
             raise open_failure(url, exc) from None
         finally:

@@ -27,7 +27,7 @@ from sqlalchemy import Engine, MetaData, inspect, text
 from sqlalchemy.engine import URL
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from campaign.errors import SchemaAhead, SchemaBehind, StoreError, UsageProblem
+from campaign.errors import Interrupted, SchemaAhead, SchemaBehind, StoreError, UsageProblem
 from campaign.store.base import Base
 from campaign.store.engine import describe, make_engine, open_failure, resolve_url
 
@@ -135,6 +135,8 @@ def _state_before_opening(url: URL) -> str | None:
     probe = make_engine(url, readonly=True)
     try:
         return schema_state(probe)
+    except Interrupted:
+        raise  # the operator's stop, not a store that cannot be opened
     except Exception as exc:  # a file that is not a database
         raise open_failure(url, exc) from None
     finally:
@@ -165,6 +167,8 @@ def open_store(db: str | None, *, create: bool = True, readonly: bool = False) -
     engine = make_engine(url, readonly=readonly)
     try:
         state = schema_state(engine)
+    except Interrupted:
+        raise  # the operator's stop, not a store that cannot be opened
     except Exception as exc:  # a file that is not a database, a refused connection
         engine.dispose()
         raise open_failure(url, exc) from None
@@ -289,6 +293,8 @@ def upgrade_store(db: str | None) -> tuple[str | None, str, Path | None]:
     try:
         try:
             state = schema_state(engine)
+        except Interrupted:
+            raise  # the operator's stop, not a store that cannot be opened
         except Exception as exc:  # a file that is not a database, a refused connection
             raise open_failure(url, exc) from None
         if state == "foreign":

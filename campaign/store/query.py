@@ -61,6 +61,8 @@ def _readonly_store(db: str | None) -> Iterator[Engine]:
     try:
         try:
             state = schema_state(engine)
+        except Interrupted:
+            raise  # the operator's stop, not a store that cannot be opened
         except Exception as exc:  # a file that is not a database, a refused connection
             raise open_failure(url, exc) from None
         if state == "empty":

@@ -49,6 +49,7 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from campaign.errors import Interrupted
 from campaign.store import scope
 from campaign.store.engine import make_engine
 
@@ -142,6 +143,8 @@ class Child(Generic[T]):
             self.end()
         try:
             status, value = pickle.loads(b"".join(chunks))
+        except Interrupted:
+            raise  # the operator's stop, not a child that died
         except Exception:  # nothing, or not all of it: the child died before it finished
             status, value = "failed", None
         return value if status == "ok" else self._fallback()
