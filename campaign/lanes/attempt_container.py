@@ -2,7 +2,9 @@
 
 The container is the attempt's environment (its ``/app``, the image's own workspace) and
 the agent's confinement; the attempt's supervisor still owns every process of it
-(``container_run``). The client runs inside with a private HOME and TMPDIR (tmpfs), its
+(``container_run``). The client runs inside with the attempt's private HOME (mounted: the
+profile's settings files and seeds are written there first, as for a host attempt) and a
+TMPDIR of its own (tmpfs), its
 prompt and config mounted read-only at ``/campaign/in``, no network; the offline agent
 runs on the image's own python3 with the engine's package mounted read-only (it imports
 nothing beyond the standard library). Once the client ends, whatever it left running is
@@ -27,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from campaign import testhooks
-from campaign.agents import profiles
+from campaign.agents import profiles, seeds
 from campaign.containers import Mount
 from campaign.lanes import container_client, spend_watch
 from campaign.lanes import wire as lanes_wire
@@ -91,7 +93,9 @@ def _run_inside(run: AttemptRun, held: PinnedRoot, sup: Supervisor, session: Con
     sup.verify_ledger()
     # A container that cannot start, or a socket that cannot be bound in it, is the
     # machine's failure: it ends the attempt as an engine fault, never a verdict.
-    session.start(plan.container.image, mounts=_mounts(plan, inbox, install), tmpfs=[HOME, TMP])
+    # HOME is the attempt's private HOME, as on the host (what a client's profile writes
+    # there before it starts, and a seed, reach it); TMPDIR is the container's own.
+    session.start(plan.container.image, mounts=[*_mounts(plan, inbox, install), Mount(root.home, HOME, writable=True)], tmpfs=[TMP])
     secrets: dict[str, str] = {}
     if plan.wire is not None:
         if not _start_wire(run, held, sup, session):
@@ -99,6 +103,9 @@ def _run_inside(run: AttemptRun, held: PinnedRoot, sup: Supervisor, session: Con
         assert state.wire is not None
         values["proxy_url"] = state.wire.proxy_url
         secrets = _credential(plan, os.environ)
+    # Before anything of the client runs (its settings may name the proxy's URL).
+    seeds.write_home_files(profiles.home_files(plan.profile, values, plan.variant), root.home)
+    seeds.plant(plan.profile, root.home, os.environ)
     inside = {"HOME": HOME, "TMPDIR": TMP}
     if install is None:  # the engine's offline agent, from its mounted package
         inside |= {"PYTHONPATH": PACKAGE_MOUNT, "PYTHONDONTWRITEBYTECODE": "1"}

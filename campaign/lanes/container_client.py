@@ -35,9 +35,8 @@ def is_offline_agent(profile: AgentProfile) -> bool:
 def installation(profile: AgentProfile, environ: Mapping[str, str]) -> ClientInstall | None:
     """The client's installation to mount (None for the engine's offline agent, which is
     mounted as the engine's package); UsageProblem when it cannot run in a container."""
-    if profile.runtime is not None or profile.home_json or profile.home_seed or any(t.home_json for _, t in profile.variants):
-        what = "boots a runtime server" if profile.runtime is not None else "has files written into its HOME before it starts"
-        raise UsageProblem(f"the {profile.name} agent {what}, which a task's container does not take yet; leave the image tasks out with --tasks", option="--agent")
+    if profile.runtime is not None:
+        raise UsageProblem(f"the {profile.name} agent boots a runtime server, which a task's container does not take yet; leave the image tasks out with --tasks", option="--agent")
     if is_offline_agent(profile):
         return None
     if profile.container_install is None:
