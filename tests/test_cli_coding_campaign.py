@@ -33,12 +33,13 @@ def base(out: Path, *extra: str) -> list[str]:
     return ["coding", "--campaign", "--tasks", TASKS, "--repetitions", "1", "--output-dir", str(out), *extra]
 
 
-def cli_proc(args: list[str]) -> subprocess.Popen:
+def cli_proc(args: list[str], *, faulthandler: bool = False) -> subprocess.Popen:
     """The CLI as a real process; its temp dir (where retained private roots stay as
-    evidence) sits beside --output-dir, inside the test's own tmp_path."""
+    evidence) sits beside --output-dir, inside the test's own tmp_path. ``faulthandler``:
+    a fatal signal (SIGABRT) prints every thread's stack to its stderr."""
     runner_tmp = Path(args[args.index("--output-dir") + 1]).parent / "runner-tmp"
     runner_tmp.mkdir(exist_ok=True)
-    env = {**os.environ, "TMPDIR": str(runner_tmp)}
+    env = {**os.environ, "TMPDIR": str(runner_tmp), **({"PYTHONFAULTHANDLER": "1"} if faulthandler else {})}
     return subprocess.Popen([sys.executable, "-m", "campaign", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -228,10 +229,17 @@ def test_resume_refuses_after_a_row_edit(tmp_path):
 
 def test_resume_refuses_after_an_unverified_cleanup(tmp_path):
     out = tmp_path / "out"
-    interrupted = cli_proc(base(out, "--live"))
+    interrupted = cli_proc(base(out, "--live"), faulthandler=True)
     _wait_for(lambda: _count(out, "SELECT count(*) FROM attempts WHERE status != 'running'") >= 1)
     interrupted.send_signal(signal.SIGINT)
-    code = interrupted.wait(timeout=60)
+    try:
+        code = interrupted.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        # Seen once: the runner never ended. SIGABRT makes faulthandler print every
+        # thread's stack, which says where it waits.
+        interrupted.send_signal(signal.SIGABRT)
+        interrupted.wait(timeout=30)
+        pytest.fail(f"the runner did not end within 60 s of SIGINT:\n{interrupted.stderr.read()}", pytrace=False)
     if code != 130:
         # pytest.fail keeps the whole message (an assert's is cut): an interrupt that
         # ended as engine_error was seen once in six full runs and never reproduced.
