@@ -31,10 +31,11 @@ CONTAINER_CLIENTS = ["claude-code", "opencode"]
 STEPS = 'RUN printf "1 2 3\\n" > /app/numbers.txt\n'
 
 
-@pytest.fixture
-def image_suite(tmp_path):
+@pytest.fixture(scope="module")
+def image_suite(tmp_path_factory):
+    # Built once for both clients; each test only reads it.
     runtime, base = base_image()
-    task = harbor_image_task(tmp_path / "tasks", base, STEPS)
+    task = harbor_image_task(tmp_path_factory.mktemp("tasks"), base, STEPS)
     (task / "environment" / "nonce.txt").write_text(str(task))  # a tag of this test's own
     yield runtime, task.parent
     for found in benchmark.load_suite(task.parent).tasks:

@@ -32,7 +32,7 @@ from campaign.errors import Interrupted
 from campaign.lanes import attempt_container, bundles, spend_watch
 from campaign.lanes import wire as lanes_wire
 from campaign.lanes.attempt_plan import AttemptOutcome, AttemptPlan, Verdict, attempt_status, config_text_digest
-from campaign.lanes.attempt_state import REPLAY_PLACEHOLDER_CREDENTIAL, AttemptRun, Observed, client_record, note_watch, oracle_args, placeholder_values, tampered, with_wire, within
+from campaign.lanes.attempt_state import REPLAY_PLACEHOLDER_CREDENTIAL, AttemptRun, Observed, client_ended, oracle_args, placeholder_values, tampered, with_wire, within
 from campaign.lanes.harbor import APP, HarborPaths
 from campaign.lanes.pinned_root import PinnedRoot
 from campaign.lanes.runtime import RuntimeBootFailed, wait_healthy
@@ -113,7 +113,7 @@ def run_attempt(
 def _drive(run: AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     """Everything between containment and the verifier's verdict; it returns early where
     the attempt cannot go on, leaving what it saw in ``run.state`` for ``_finish``."""
-    engine, trial, plan, state, deadline, timer = run.engine, run.trial, run.plan, run.state, run.deadline, run.timer
+    trial, plan, state, deadline, timer = run.trial, run.plan, run.state, run.deadline, run.timer
     root = held.root
     benchmark.copy_fixture(plan.task, root.cwd)
     prompt_file = root.path / "prompt.md"
@@ -170,17 +170,7 @@ def _drive(run: AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
     with client_io as io:
         timeout = within(deadline - timer(), plan.task.agent_timeout_sec)
         result = sup.run("client", argv, timeout=timeout, cwd_fd=held.work_fd, env=env, stdout=io.out, stderr=io.err, stop_when=watch, root_map=client_map)
-    note_watch(sup, state, watch, result.stopped)
-    state.client_timed_out = result.timed_out
-    state.wall = result.wall_seconds
-    record = client_record(plan, held, sup, state, result.exit_code)
-    if state.wire is not None:
-        record = with_wire(record, lanes_wire.collect(state.wire), plan, state.wire)
-    state.record = record
-    with critical():
-        repository.update_attempt(engine, run.attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
-    testhooks.reached("client")
-    if result.timed_out or result.stopped or not state.output_ok:
+    if not client_ended(run, held, sup, result, watch):
         return
     if not sup.quiesce():
         tampered(sup, state, "processes the agent left running could not be stopped before verification")

@@ -37,21 +37,18 @@ from campaign.lanes.attempt_plan import AttemptPlan
 from campaign.lanes.attempt_state import (
     REPLAY_PLACEHOLDER_CREDENTIAL,
     AttemptRun,
-    client_record,
-    note_watch,
+    client_ended,
     oracle_args,
     placeholder_values,
     tampered,
-    with_wire,
     within,
 )
 from campaign.lanes.container_client import ClientInstall
 from campaign.lanes.container_run import ContainerSession
 from campaign.lanes.pinned_root import PinnedRoot
-from campaign.lanes.verdict import counter_fields, profile_gate
+from campaign.lanes.verdict import profile_gate
 from campaign.benchmark import read_reward
 from campaign.providers import REPLAY
-from campaign.store import repository
 from campaign.supervise import Supervisor, critical
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -73,7 +70,7 @@ def drive(run: AttemptRun, held: PinnedRoot, sup: Supervisor) -> None:
 
 
 def _run_inside(run: AttemptRun, held: PinnedRoot, sup: Supervisor, session: ContainerSession) -> None:
-    engine, trial, plan, state, deadline, timer = run.engine, run.trial, run.plan, run.state, run.deadline, run.timer
+    trial, plan, state, deadline, timer = run.trial, run.plan, run.state, run.deadline, run.timer
     assert plan.container is not None
     root = held.root
     inbox = root.path / "container-in"
@@ -117,16 +114,7 @@ def _run_inside(run: AttemptRun, held: PinnedRoot, sup: Supervisor, session: Con
     with held.stdio("client") as io:
         timeout = within(deadline - timer(), plan.task.agent_timeout_sec)
         result = session.exec("client", argv, timeout=timeout, workdir=APP, env=inside, secrets=secrets, stdout=io.out, stderr=io.err, stop_when=watch)
-    note_watch(sup, state, watch, result.stopped)
-    state.client_timed_out, state.wall = result.timed_out, result.wall_seconds
-    record = client_record(plan, held, sup, state, result.exit_code)
-    if state.wire is not None:
-        record = with_wire(record, lanes_wire.collect(state.wire), plan, state.wire)
-    state.record = record
-    with critical():
-        repository.update_attempt(engine, run.attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
-    testhooks.reached("client")  # the kill windows of a host attempt, here with the container up
-    if result.timed_out or result.stopped or not state.output_ok:
+    if not client_ended(run, held, sup, result, watch):
         return
     if not session.quiesce():
         tampered(sup, state, "processes the agent left running in its container could not be stopped before verification")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from campaign import isolation
+from campaign import isolation, testhooks
 from campaign.agents import profiles
 from campaign.agents.applied import confirmed_profiles
 from campaign.agents.adapters import get_adapter
@@ -21,12 +21,15 @@ from campaign.lanes.container_client import is_offline_agent
 from campaign.lanes.container_run import ContainerSession
 from campaign.lanes.harbor import HarborPaths
 from campaign.lanes.pinned_root import PinnedRoot
+from campaign.lanes.verdict import counter_fields
 from campaign.profiler import summary as wire_summary
 from campaign.profiler.capture import Capture
 from campaign.profiler.wire import CATALOG_DIGEST_KEYS
 from campaign.spend import Overrun
+from campaign.store import repository
 from campaign.store.models import Trial
-from campaign.supervise import Supervisor
+from campaign.supervise import Supervisor, critical
+from campaign.supervise.teardown import RunResult
 from campaign.supervise.pinned import NotOurs
 
 # The replay provider takes any key; clients refuse to start without one.
@@ -145,13 +148,24 @@ def with_wire(record: AgentRecord, capture: Capture, plan: AttemptPlan, session:
     return merged
 
 
-def note_watch(sup: Supervisor, state: Observed, watch: lanes_wire.FaultWatch | None, stopped: bool) -> None:
-    """What the client's watch saw when it stopped the client: a provider that kept
-    failing, or spend past the attempt's ceiling (the operator's budget)."""
-    if not stopped or watch is None:
-        return
-    state.gave_out, state.overrun = watch.fault, watch.overrun
-    if watch.fault is not None:
-        sup.log(f"the client kept retrying into a failing provider ({watch.fault}); stopped it")
-    if watch.overrun is not None:
-        sup.log(f"{watch.overrun.line()} (as the wire saw it while the client ran)")
+def client_ended(run: AttemptRun, held: PinnedRoot, sup: Supervisor, result: RunResult, watch: lanes_wire.FaultWatch | None) -> bool:
+    """What the client ended with, recorded (its watch's reason for stopping it, its
+    record with the wire's counters, the attempt row's counters); whether the attempt
+    goes on to the verifier. Shared by host and container attempts."""
+    state = run.state
+    if result.stopped and watch is not None:
+        # A provider that kept failing, or spend past the attempt's ceiling (the operator's budget).
+        state.gave_out, state.overrun = watch.fault, watch.overrun
+        if watch.fault is not None:
+            sup.log(f"the client kept retrying into a failing provider ({watch.fault}); stopped it")
+        if watch.overrun is not None:
+            sup.log(f"{watch.overrun.line()} (as the wire saw it while the client ran)")
+    state.client_timed_out, state.wall = result.timed_out, result.wall_seconds
+    record = client_record(run.plan, held, sup, state, result.exit_code)
+    if state.wire is not None:
+        record = with_wire(record, lanes_wire.collect(state.wire), run.plan, state.wire)
+    state.record = record
+    with critical():
+        repository.update_attempt(run.engine, run.attempt_id, wall_seconds=result.wall_seconds, **counter_fields(record))
+    testhooks.reached("client")  # a kill window (a container attempt's with its container up)
+    return not (result.timed_out or result.stopped or not state.output_ok)
